@@ -1,0 +1,70 @@
+"""The ``winkref`` console command and its subcommands.
+
+Each subcommand is a thin wrapper: it parses options, calls the ``run``
+function of its module in :mod:`service.commands`, and prints the result.
+Bad input never reaches the user as a traceback: every ``ValueError`` (our
+error types all subclass it) and ``OSError`` becomes one line on stderr and
+exit status 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="winkref",
+    help="A computer-vision referee for tiddlywinks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_BAD_INPUT = 2
+
+
+@contextlib.contextmanager
+def _user_errors() -> Iterator[None]:
+    """Turn input errors into one clear line and exit status 2."""
+    try:
+        yield
+    except (ValueError, OSError) as exc:
+        typer.echo(f"winkref: error: {exc}", err=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+
+
+def _emit(text: str) -> None:
+    if text:
+        typer.echo(text)
+
+
+@app.command()
+def replay(
+    record: Annotated[Path, typer.Argument(help="A recorded game (RECORD.json).")],
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print events and result as JSON.")
+    ] = False,
+) -> None:
+    """Replay a recorded game and announce what the referee would say."""
+    from service.commands import replay as cmd
+
+    with _user_errors():
+        _emit(cmd.run(record, json_output=json_output))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("winkref: interrupted", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
