@@ -1,0 +1,126 @@
+"""Winks found in one frame, as parallel arrays (supervision's ``Detections`` style).
+
+Detection (finding discs, fitting rims, classifying colour and size) produces
+:class:`WinkDetections`; board assembly (squops, statuses, piles) consumes it
+and produces a :class:`rules.board.Board`. Everything here is in the
+project's own types: no raw OpenCV output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rules.board import Colour, WinkSize
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class WinkDetections:
+    """``n`` detected winks in one frame.
+
+    Parameters
+    ----------
+    image_xy_px : (n, 2) ndarray
+        Fitted centre of each wink's top face in the image, pixels.
+    mat_xy_mm : (n, 2) ndarray
+        Plan-view centre in mat mm (canonical frame), corrected for the
+        height ``z_mm`` of the top face (parallax).
+    z_mm : (n,) ndarray
+        Estimated height of the top face above the mat, mm.
+    radius_mm : (n,) ndarray
+        Fitted radius on the mat, mm.
+    colour : (n,) ndarray of Colour
+    size : (n,) ndarray of WinkSize
+    confidence : (n,) ndarray
+        Detection confidence in [0, 1].
+    rim_visible_fraction : (n,) ndarray
+        Fraction of the rim seen in the image (1 for an unoccluded wink).
+    centre_sigma_mm : (n,) ndarray
+        One-sigma uncertainty of the plan-view centre, mm.
+    rim_image_px : tuple of (k_i, 2) ndarrays
+        The visible rim edge points used in each fit, pixels.
+    """
+
+    image_xy_px: FloatArray
+    mat_xy_mm: FloatArray
+    z_mm: FloatArray
+    radius_mm: FloatArray
+    colour: npt.NDArray[np.object_]
+    size: npt.NDArray[np.object_]
+    confidence: FloatArray
+    rim_visible_fraction: FloatArray
+    centre_sigma_mm: FloatArray
+    rim_image_px: tuple[FloatArray, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        n = len(self.image_xy_px)
+        two_d = {"image_xy_px": self.image_xy_px, "mat_xy_mm": self.mat_xy_mm}
+        for name, value in two_d.items():
+            if np.shape(value) != (n, 2):
+                raise ValueError(
+                    f"{name} must have shape ({n}, 2), but got shape {np.shape(value)}"
+                )
+        one_d: dict[str, Any] = {
+            "z_mm": self.z_mm,
+            "radius_mm": self.radius_mm,
+            "colour": self.colour,
+            "size": self.size,
+            "confidence": self.confidence,
+            "rim_visible_fraction": self.rim_visible_fraction,
+            "centre_sigma_mm": self.centre_sigma_mm,
+        }
+        for name, value in one_d.items():
+            if np.shape(value) != (n,):
+                raise ValueError(f"{name} must have shape ({n},), but got shape {np.shape(value)}")
+        if self.rim_image_px and len(self.rim_image_px) != n:
+            raise ValueError(
+                f"rim_image_px must hold {n} arrays, but holds {len(self.rim_image_px)}"
+            )
+        for c in self.colour:
+            if not isinstance(c, Colour):
+                raise ValueError(f"colour entries must be Colour, but got {c!r}")
+        for s in self.size:
+            if not isinstance(s, WinkSize):
+                raise ValueError(f"size entries must be WinkSize, but got {s!r}")
+
+    def __len__(self) -> int:
+        return len(self.image_xy_px)
+
+    def __getitem__(self, index: npt.ArrayLike) -> WinkDetections:
+        """A filtered copy: ``detections[detections.confidence > 0.5]``."""
+        idx = np.asarray(index)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        idx = np.atleast_1d(idx).astype(int)
+        return WinkDetections(
+            image_xy_px=self.image_xy_px[idx].reshape(-1, 2),
+            mat_xy_mm=self.mat_xy_mm[idx].reshape(-1, 2),
+            z_mm=self.z_mm[idx],
+            radius_mm=self.radius_mm[idx],
+            colour=self.colour[idx],
+            size=self.size[idx],
+            confidence=self.confidence[idx],
+            rim_visible_fraction=self.rim_visible_fraction[idx],
+            centre_sigma_mm=self.centre_sigma_mm[idx],
+            rim_image_px=tuple(self.rim_image_px[i] for i in idx) if self.rim_image_px else (),
+        )
+
+    @classmethod
+    def empty(cls) -> WinkDetections:
+        """No winks."""
+        return cls(
+            image_xy_px=np.zeros((0, 2)),
+            mat_xy_mm=np.zeros((0, 2)),
+            z_mm=np.zeros(0),
+            radius_mm=np.zeros(0),
+            colour=np.zeros(0, dtype=object),
+            size=np.zeros(0, dtype=object),
+            confidence=np.zeros(0),
+            rim_visible_fraction=np.zeros(0),
+            centre_sigma_mm=np.zeros(0),
+        )
