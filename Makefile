@@ -7,9 +7,7 @@ DEFAULT_RECORD := examples/game_time_limit.json
 .PHONY: run test lint typecheck clean bench
 
 $(STAMP): pyproject.toml
-	@python3 -m venv $(VENV) || { echo "python3 -m venv failed: on Debian run 'apt-get install python3-venv' and try again" >&2; exit 1; }
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	bash scripts/setup-venv.sh $(VENV)
 	@touch $(STAMP)
 
 run: $(STAMP)
