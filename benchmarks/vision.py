@@ -1,0 +1,411 @@
+"""Vision benchmark (issue 4): detections, squops, statuses and tiddlies against ground truth.
+
+Runs over scene folders holding ``<profile>_<seed>.jpg`` + ``.json`` ground
+truth (``/work/shared/scenes`` and ``sample_images/``) and prints, per
+profile: detection recall and precision, colour and size accuracy, centre
+error (median, p95), status accuracy, squop precision and recall split into
+clear (|separation| >= 2 mm) and marginal pairs, marginal pairs flagged
+uncertain or called wrong, the rate of exact tiddly counts, and the time per
+image, followed by a profile of the frame analysis.
+
+Two detection sources:
+
+* ``image``: the project's detector (``vision.detect.detect_winks``) on the
+  photo, through :func:`vision.pipeline.analyze_frame` with the scene's camera;
+* ``gt``: detections made from the ground truth with noise on the centres
+  (clearly labelled): everything after detection -- which wink is on top
+  (from the real photo), parallax, squops, statuses, potted inference -- is
+  measured on its own.
+
+Usage::
+
+    .venv/bin/python benchmarks/vision.py [--source gt|image|both] [DIR ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import math
+import pstats
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from rules.board import (  # noqa: E402
+    POT_HEIGHT_MM,
+    POT_TOP_DIAMETER_MM,
+    Board,
+    Colour,
+    WinkStatus,
+)
+from tools.groundtruth import Scene, load_scene, to_canonical_frame  # noqa: E402
+from vision.detections import WinkDetections  # noqa: E402
+from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context  # noqa: E402
+
+CLEAR_MM = 2.0
+MATCH_RADIUS_MM = 8.0
+
+
+# --------------------------------------------------------------------------
+# Ground truth -> detections
+# --------------------------------------------------------------------------
+
+
+def _top_face_centre(w: object) -> np.ndarray:
+    centre = np.asarray(w.centre_mm, float)  # type: ignore[attr-defined]
+    axis = np.asarray(w.axis, float)  # type: ignore[attr-defined]
+    return centre + axis * w.thickness_mm / 2  # type: ignore[attr-defined]
+
+
+def _visible_rim_fraction(scene: Scene, wink_id: str) -> float:
+    """Fraction of a wink's rim not covered in plan view by winks above it."""
+    by_id = scene.by_id
+    w = by_id[wink_id]
+    above: set[str] = set()
+    todo = list(w.squopped_by)
+    while todo:
+        k = todo.pop()
+        if k not in above:
+            above.add(k)
+            todo.extend(by_id[k].squopped_by)
+    angles = np.linspace(0, 2 * math.pi, 72, endpoint=False)
+    r = w.diameter_mm / 2
+    pts = np.asarray(w.mat_xy_mm)[None, :] + r * np.stack([np.cos(angles), np.sin(angles)], 1)
+    covered = np.zeros(len(pts), bool)
+    for k in above:
+        o = by_id[k]
+        covered |= np.hypot(*(pts - np.asarray(o.mat_xy_mm)).T) < o.diameter_mm / 2
+    centre_covered = any(
+        math.hypot(*(np.asarray(w.mat_xy_mm) - np.asarray(by_id[k].mat_xy_mm)))
+        < by_id[k].diameter_mm / 2
+        for k in above
+    )
+    frac = float(1 - covered.mean())
+    return frac * (0.5 if centre_covered else 1.0)
+
+
+def detections_from_ground_truth(
+    scene: Scene, *, centre_sigma_mm: float = 0.3, seed: int = 0
+) -> WinkDetections:
+    """What a good detector would report: GT winks with noisy centres (for benchmarks).
+
+    Winks hidden from the camera are left out: ones out of the frame, ones
+    mostly covered by others, and potted ones not seen through the pot's
+    opening. The image centre is the true top face's projection plus
+    Gaussian noise of ``centre_sigma_mm`` (scaled up for partly covered
+    winks); the plan position assumes every wink lies flat on the mat (the
+    detector cannot know heights), so raised winks carry parallax error for
+    the squop logic to correct.
+    """
+    rng = np.random.default_rng(seed)
+    cam = scene.camera
+    w_px, h_px = cam.image_size_wh
+    rows = []
+    for w in scene.winks:
+        top = _top_face_centre(w)
+        px = cam.mat_to_image(top[None, :])[0]
+        if not (0 <= px[0] < w_px and 0 <= px[1] < h_px):
+            continue
+        if w.status is WinkStatus.POTTED:
+            rim = cam.image_to_mat(px[None, :], POT_HEIGHT_MM)[0]
+            pot = np.asarray(scene.pot.centre_mm[:2])
+            if math.hypot(*(rim - pot)) > POT_TOP_DIAMETER_MM / 2 - w.diameter_mm / 4:
+                continue
+            visible = 1.0
+        else:
+            visible = _visible_rim_fraction(scene, w.id)
+            if visible < 0.25:
+                continue
+        sigma = centre_sigma_mm / math.sqrt(max(visible, 0.25))
+        mm_per_px = cam.mm_per_px_at(top)
+        noisy_px = px + rng.normal(0.0, sigma / mm_per_px, 2)
+        flat_z = 1.5
+        mat_xy = cam.image_to_mat(noisy_px[None, :], flat_z)[0]
+        rows.append((noisy_px, mat_xy, flat_z, w, visible, sigma))
+    if not rows:
+        return WinkDetections.empty()
+    return WinkDetections(
+        image_xy_px=np.array([r[0] for r in rows]),
+        mat_xy_mm=np.array([r[1] for r in rows]),
+        z_mm=np.array([r[2] for r in rows]),
+        radius_mm=np.array([r[3].diameter_mm / 2 for r in rows]),
+        colour=np.array([r[3].colour for r in rows], dtype=object),
+        size=np.array([r[3].size for r in rows], dtype=object),
+        confidence=np.full(len(rows), 0.95),
+        rim_visible_fraction=np.array([r[4] for r in rows]),
+        centre_sigma_mm=np.array([r[5] for r in rows]),
+    )
+
+
+def corners_of(scene: Scene) -> dict[Colour, tuple[float, float]]:
+    """Each colour's corner, from the ground truth's baselines."""
+    return {b.colour: (b.corner[0], b.corner[1]) for b in scene.baselines}
+
+
+# --------------------------------------------------------------------------
+# Scoring one frame
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """Counts summed over the images of one profile."""
+
+    gt_visible: int = 0
+    matched: int = 0
+    detected: int = 0
+    colour_right: int = 0
+    size_right: int = 0
+    centre_err_mm: list[float] = field(default_factory=list)
+    status_total: int = 0
+    status_right: int = 0
+    clear_gt_squops: int = 0
+    clear_found: int = 0
+    clear_called: int = 0
+    clear_called_right: int = 0
+    marginal: int = 0
+    marginal_right: int = 0
+    marginal_flagged: int = 0
+    marginal_confident_wrong: int = 0
+    clear_flagged: int = 0
+    images: int = 0
+    exact_tiddlies: int = 0
+    times_ms: list[float] = field(default_factory=list)
+    confusions: Counter[str] = field(default_factory=Counter)
+
+
+def _gt_separation(scene: Scene, a: str, b: str) -> float:
+    for m in scene.marginal_pairs:
+        if set(m.ids) == {a, b}:
+            return m.plan_gap_mm
+    wa, wb = scene.by_id[a], scene.by_id[b]
+    d = math.hypot(*(np.asarray(wa.mat_xy_mm) - np.asarray(wb.mat_xy_mm)))
+    return d - wa.diameter_mm / 2 - wb.diameter_mm / 2
+
+
+def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
+    """Compare a board with the ground truth and add to the tally."""
+    gt_on = [w for w in scene.winks if w.status is not WinkStatus.POTTED]
+    ours_on = [w for w in board.winks if w.status is not WinkStatus.POTTED and w.mat_xy]
+    # Visible = inside the frame (a detector cannot see outside it).
+    w_px, h_px = scene.camera.image_size_wh
+    gt_vis = []
+    for w in gt_on:
+        px = scene.camera.mat_to_image(_top_face_centre(w)[None, :])[0]
+        if 0 <= px[0] < w_px and 0 <= px[1] < h_px:
+            gt_vis.append(w)
+    tally.gt_visible += len(gt_vis)
+    tally.detected += len(ours_on)
+    match: dict[str, str] = {}  # ours id -> gt id
+    if gt_vis and ours_on:
+        cost = np.array(
+            [
+                [
+                    math.hypot(*(np.asarray(o.mat_xy) - np.asarray(g.mat_xy_mm)))
+                    + (0 if o.colour is g.colour else 5.0)
+                    for g in gt_vis
+                ]
+                for o in ours_on
+            ]
+        )
+        rows, cols = linear_sum_assignment(cost)
+        for r, c in zip(rows, cols, strict=True):
+            o, g = ours_on[r], gt_vis[c]
+            err = math.hypot(*(np.asarray(o.mat_xy) - np.asarray(g.mat_xy_mm)))
+            if err <= MATCH_RADIUS_MM:
+                match[o.id] = g.id
+                tally.matched += 1
+                tally.colour_right += o.colour is g.colour
+                tally.size_right += o.size is g.size
+                tally.centre_err_mm.append(err)
+                tally.status_total += 1
+                tally.status_right += o.status is g.status
+                if o.status is not g.status:
+                    tally.confusions[f"{g.status.value}->{o.status.value}"] += 1
+    # Potted: per colour, the counts that agree.
+    for colour in Colour:
+        gt_p = sum(1 for w in scene.winks if w.colour is colour and w.status is WinkStatus.POTTED)
+        our_p = board.count(colour, WinkStatus.POTTED)
+        tally.status_total += gt_p
+        tally.status_right += min(gt_p, our_p)
+    # Squops.
+    gt_pairs = {(w.id, low) for w in scene.winks for low in w.squops}
+    our_pairs = set()
+    for w in board.winks:
+        for low in w.squops:
+            if w.id in match and low in match:
+                our_pairs.add((match[w.id], match[low]))
+    uncertain_gt = {match[w.id] for w in board.winks if w.uncertain and w.id in match}
+    considered: set[frozenset[str]] = {frozenset(p) for p in gt_pairs}
+    considered |= {frozenset(p) for p in our_pairs}
+    for m in scene.marginal_pairs:
+        considered.add(frozenset(m.ids))
+    for pair in considered:
+        a, b = sorted(pair)
+        if scene.by_id[a].status is WinkStatus.POTTED or scene.by_id[b].status is WinkStatus.POTTED:
+            continue
+        sep = _gt_separation(scene, a, b)
+        gt_call = (a, b) if (a, b) in gt_pairs else (b, a) if (b, a) in gt_pairs else None
+        our_call = (a, b) if (a, b) in our_pairs else (b, a) if (b, a) in our_pairs else None
+        right = gt_call == our_call
+        flagged = a in uncertain_gt and b in uncertain_gt
+        if abs(sep) >= CLEAR_MM:
+            if gt_call:
+                tally.clear_gt_squops += 1
+                tally.clear_found += our_call == gt_call
+            if our_call:
+                tally.clear_called += 1
+                tally.clear_called_right += our_call == gt_call
+            tally.clear_flagged += flagged
+        else:
+            tally.marginal += 1
+            tally.marginal_right += right
+            tally.marginal_flagged += flagged
+            tally.marginal_confident_wrong += (not right) and not flagged
+    tally.images += 1
+    gt_tiddlies = {c: n.tiddlies for c, n in scene.counts.items()}
+    tally.exact_tiddlies += board.tiddlies == gt_tiddlies
+
+
+def _pct(num: float, den: float) -> str:
+    return "n/a" if den == 0 else f"{100.0 * num / den:.1f}% ({int(num)}/{int(den)})"
+
+
+def report(name: str, t: Tally) -> str:
+    """The tally in words, one figure a line."""
+    err = sorted(t.centre_err_mm)
+    med = statistics.median(err) if err else float("nan")
+    p95 = float(np.percentile(err, 95)) if err else float("nan")
+    times = sorted(t.times_ms)
+    lines = [
+        f"== {name}: {t.images} images",
+        f"detection recall      {_pct(t.matched, t.gt_visible)}",
+        f"detection precision   {_pct(t.matched, t.detected)}",
+        f"colour accuracy       {_pct(t.colour_right, t.matched)}",
+        f"size accuracy         {_pct(t.size_right, t.matched)}",
+        f"centre error mm       median {med:.2f}  p95 {p95:.2f}",
+        f"status accuracy       {_pct(t.status_right, t.status_total)}",
+        f"clear squops recall   {_pct(t.clear_found, t.clear_gt_squops)} (right upper)",
+        f"clear squops precision {_pct(t.clear_called_right, t.clear_called)}",
+        f"clear pairs flagged uncertain {t.clear_flagged}",
+        f"marginal pairs        {t.marginal}: right {t.marginal_right}, flagged uncertain "
+        f"{t.marginal_flagged}, confidently wrong {_pct(t.marginal_confident_wrong, t.marginal)}",
+        f"exact tiddlies        {_pct(t.exact_tiddlies, t.images)}",
+        f"time per image ms     median {statistics.median(times):.1f}  max {max(times):.1f}"
+        if times
+        else "time per image ms     n/a",
+    ]
+    if t.confusions:
+        lines.append(
+            "status confusions     " + ", ".join(f"{k} x{v}" for k, v in t.confusions.most_common())
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# Driver
+# --------------------------------------------------------------------------
+
+
+def scene_paths(dirs: Sequence[Path]) -> list[tuple[Path, Path]]:
+    """(image, ground truth) pairs found in the folders."""
+    out = []
+    for d in dirs:
+        for js in sorted(d.glob("*.json")):
+            for ext in (".jpg", ".png"):
+                img = js.with_suffix(ext)
+                if img.exists():
+                    out.append((img, js))
+                    break
+    return out
+
+
+def run_one(
+    img_path: Path, scene: Scene, source: str, sigma: float, seed: int
+) -> tuple[FrameAnalysis, float]:
+    """Analyse one scene; returns the analysis and the time of the frame analysis, ms."""
+    image = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise OSError(f"cannot read {img_path}")
+    context = prepare_context(scene.camera, corners_mm=corners_of(scene))
+    dets = None
+    if source == "gt":
+        dets = detections_from_ground_truth(scene, centre_sigma_mm=sigma, seed=seed)
+    analyze_frame(image, context, detections=dets)  # warm: caches and imports
+    t0 = time.perf_counter()
+    analysis = analyze_frame(image, context, detections=dets)
+    return analysis, (time.perf_counter() - t0) * 1000.0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dirs", nargs="*", type=Path)
+    parser.add_argument("--source", choices=("gt", "image", "both"), default="both")
+    parser.add_argument("--sigma", type=float, default=0.3, help="GT-mode centre noise, mm")
+    parser.add_argument("--seeds", type=int, default=3, help="GT-mode noise draws per scene")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of one frame")
+    args = parser.parse_args(argv)
+    dirs = args.dirs or [Path("/work/shared/scenes"), ROOT / "sample_images"]
+    pairs = scene_paths([d for d in dirs if d.exists()])
+    sources = ["gt", "image"] if args.source == "both" else [args.source]
+    if "image" in sources:
+        try:
+            import vision.detect  # noqa: F401
+        except ImportError:
+            print("image source skipped: vision.detect is not there yet")
+            sources.remove("image")
+    for source in sources:
+        tallies: dict[str, Tally] = defaultdict(Tally)
+        label = (
+            f"GROUND-TRUTH-DERIVED detections (centre noise sigma {args.sigma} mm, "
+            f"{args.seeds} draws per scene)"
+            if source == "gt"
+            else "image detections (vision.detect)"
+        )
+        print(f"\n##### source: {label}")
+        for img_path, js in pairs:
+            scene = to_canonical_frame(load_scene(js))
+            if scene.profile == "closeup":
+                continue  # no whole mat in view: for the umpire's close-up review
+            for seed in range(args.seeds if source == "gt" else 1):
+                analysis, ms = run_one(img_path, scene, source, args.sigma, seed)
+                key = f"{scene.profile} ({img_path.parent.name})"
+                tallies[key].times_ms.append(ms)
+                score_frame(scene, analysis.board, tallies[key])
+        for key in sorted(tallies):
+            print(report(key, tallies[key]))
+        if args.profile and pairs:
+            img_path, js = next(p for p in pairs if "overhead" in p[0].name)
+            scene = to_canonical_frame(load_scene(js))
+            image = cv2.imread(str(img_path))
+            context = prepare_context(scene.camera, corners_mm=corners_of(scene))
+            dets = detections_from_ground_truth(scene) if source == "gt" else None
+            analyze_frame(image, context, detections=dets)
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(10):
+                analyze_frame(image, context, detections=dets)
+            prof.disable()
+            buf = io.StringIO()
+            pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(15)
+            print(f"-- profile, 10 frames of {img_path.name}, source {source}")
+            print("\n".join(buf.getvalue().splitlines()[:40]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,395 @@
+"""Turn one frame's detections into a validated :class:`rules.board.Board`.
+
+The order matters: winks seen through the pot's opening are potted; the rest
+take part in the squop analysis (which also corrects raised winks for
+parallax); then each wink gets its status, an id such as ``blue-L1``, and the
+potted winks nobody could see are inferred from the rule 2.1.1 count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import linear_sum_assignment
+
+from calibration.camera import CameraModel
+from rules.board import (
+    LARGE_WINKS_PER_COLOUR,
+    SMALL_WINKS_PER_COLOUR,
+    WINKS_PER_COLOUR,
+    Board,
+    Colour,
+    Wink,
+    WinkSize,
+    WinkStatus,
+)
+from vision.detections import WinkDetections
+from vision.squop import K_SIGMA, SquopAnalysis, analyse_squops, nominal_radius_mm, pile_ids
+from vision.status import (
+    DEFAULT_CORNERS_MM,
+    beyond_mat_edge_mm,
+    in_pot,
+    infer_potted,
+    own_unplayed_triangle,
+    tiddlies_of,
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+#: A previous frame's wink keeps its id when it is seen within this distance.
+TRACK_RADIUS_MM = 30.0
+
+
+@dataclass(frozen=True)
+class BoardAssembly:
+    """A board with the working that produced it.
+
+    Parameters
+    ----------
+    board : Board
+        Validated, with tiddlies (rule 19.1).
+    detection_ids : tuple of str
+        The wink id given to each detection ('' for a detection dropped).
+    squops : SquopAnalysis
+        Every pair's call, in detection indices.
+    notes : tuple of str
+        What was inferred or dropped, in words.
+    reviews : tuple of str
+        Calls an umpire should check close up.
+    """
+
+    board: Board
+    detection_ids: tuple[str, ...]
+    squops: SquopAnalysis
+    notes: tuple[str, ...]
+    reviews: tuple[str, ...]
+
+
+def _fix_counts(
+    detections: WinkDetections,
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.bool_], list[str]]:
+    """Keep at most six winks per colour, two of them large (rule 2.1.1).
+
+    Returns which detections to keep, their (possibly corrected) sizes, which
+    sizes were corrected, and notes.
+    """
+    n = len(detections)
+    keep = np.ones(n, bool)
+    sizes = np.array(list(detections.size), dtype=object)
+    resized = np.zeros(n, bool)
+    notes = []
+    conf = np.asarray(detections.confidence, float)
+    radius = np.asarray(detections.radius_mm, float)
+    for colour in Colour:
+        idx = [i for i in range(n) if detections.colour[i] is colour]
+        if len(idx) > WINKS_PER_COLOUR:
+            order = sorted(idx, key=lambda i: -conf[i])
+            for i in order[WINKS_PER_COLOUR:]:
+                keep[i] = False
+            notes.append(
+                f"{colour.value}: {len(idx)} winks detected, rule 2.1.1 allows 6: "
+                f"dropped the {len(idx) - WINKS_PER_COLOUR} least confident"
+            )
+            idx = order[:WINKS_PER_COLOUR]
+        large = [i for i in idx if sizes[i] is WinkSize.LARGE]
+        small = [i for i in idx if sizes[i] is WinkSize.SMALL]
+        # A size class over its limit: relabel the detections whose fitted
+        # radius is closest to the other class.
+        while len(large) > LARGE_WINKS_PER_COLOUR and len(small) < SMALL_WINKS_PER_COLOUR:
+            i = min(large, key=lambda k: radius[k])
+            large.remove(i)
+            small.append(i)
+            sizes[i] = WinkSize.SMALL
+            resized[i] = True
+            notes.append(f"{colour.value}: a third large wink was relabelled small")
+        while len(small) > SMALL_WINKS_PER_COLOUR and len(large) < LARGE_WINKS_PER_COLOUR:
+            i = max(small, key=lambda k: radius[k])
+            small.remove(i)
+            large.append(i)
+            sizes[i] = WinkSize.LARGE
+            resized[i] = True
+            notes.append(f"{colour.value}: a fifth small wink was relabelled large")
+    return keep, sizes, resized, notes
+
+
+def _assign_ids(
+    colours: Sequence[Colour],
+    sizes: Sequence[WinkSize],
+    mat_xy_mm: FloatArray,
+    status_rank: Sequence[int],
+    previous: Board | None,
+) -> list[str]:
+    """Ids like ``blue-L1``: a previous frame's id for a wink seen near where it was.
+
+    Without a previous board (or for winks it cannot match) ids are handed
+    out in a fixed order: by status, then along x, then y, so the same
+    board always gets the same ids.
+    """
+    ids = [""] * len(colours)
+    for colour in Colour:
+        for size, limit, letter in (
+            (WinkSize.LARGE, LARGE_WINKS_PER_COLOUR, "L"),
+            (WinkSize.SMALL, SMALL_WINKS_PER_COLOUR, "S"),
+        ):
+            members = [i for i in range(len(colours)) if colours[i] is colour and sizes[i] is size]
+            free_ids = [f"{colour.value}-{letter}{k}" for k in range(1, limit + 1)]
+            if previous is not None and members:
+                prev = [
+                    w
+                    for w in previous.winks
+                    if w.colour is colour and w.size is size and w.mat_xy is not None
+                ]
+                if prev:
+                    cost = np.array(
+                        [
+                            [float(np.hypot(*(mat_xy_mm[i] - np.array(w.mat_xy)))) for w in prev]
+                            for i in members
+                        ]
+                    )
+                    cost = np.nan_to_num(cost, nan=1e9)
+                    rows, cols = linear_sum_assignment(cost)
+                    for r, c in zip(rows, cols, strict=True):
+                        if cost[r, c] <= TRACK_RADIUS_MM and prev[c].id in free_ids:
+                            ids[members[r]] = prev[c].id
+                            free_ids.remove(prev[c].id)
+            rest = [i for i in members if not ids[i]]
+            rest.sort(key=lambda i: (status_rank[i], *np.round(mat_xy_mm[i], 1).tolist()))
+            for i, wid in zip(rest, free_ids, strict=False):
+                ids[i] = wid
+    return ids
+
+
+_STATUS_RANK = {
+    WinkStatus.POTTED: 0,
+    WinkStatus.FREE: 1,
+    WinkStatus.SQUOPPED: 2,
+    WinkStatus.UNPLAYED: 3,
+    WinkStatus.OFF: 4,
+}
+
+
+def assemble_board(
+    detections: WinkDetections,
+    camera: CameraModel,
+    image_bgr: npt.NDArray[np.uint8] | None = None,
+    *,
+    corners_mm: Mapping[Colour, Sequence[float]] | None = None,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+    hidden_area: bool = False,
+    previous: Board | None = None,
+    k_sigma: float = K_SIGMA,
+) -> BoardAssembly:
+    """Build the board for one frame.
+
+    Parameters
+    ----------
+    detections : WinkDetections
+        The winks found in the frame.
+    camera : CameraModel
+        The calibrated camera (canonical mat frame).
+    image_bgr : (H, W, 3) uint8 ndarray, optional
+        The frame, for the image evidence on which wink is on top.
+    corners_mm : mapping of Colour to (2,) array_like, optional
+        Each colour's corner; the canonical layout by default.
+    pot_centre_mm : (2,) array_like
+    hidden_area : bool
+        Part of the mat is hidden (hands): inferred potted winks become
+        uncertain, since the missing winks may be under the hidden part.
+    previous : Board, optional
+        The previous frame's board: winks seen near where they were keep
+        their ids.
+    k_sigma : float
+        Calls within this many standard deviations are flagged uncertain.
+
+    Returns
+    -------
+    BoardAssembly
+
+    Raises
+    ------
+    rules.board.IllegalBoardError
+        Never for detections that satisfy rule 2.1.1 after the count fixes;
+        raised if the assembled board still contradicts itself.
+    """
+    corners = DEFAULT_CORNERS_MM if corners_mm is None else corners_mm
+    keep, sizes, resized, notes = _fix_counts(detections)
+    kept = np.flatnonzero(keep)
+    dets = detections[kept]
+    sizes = sizes[kept]
+    resized = resized[kept]
+    n = len(dets)
+    radius = nominal_radius_mm(sizes)
+
+    potted = in_pot(camera, dets.image_xy_px, pot_centre_mm) if n else np.zeros(0, bool)
+    squops = analyse_squops(
+        WinkDetections(
+            image_xy_px=dets.image_xy_px,
+            mat_xy_mm=dets.mat_xy_mm,
+            z_mm=dets.z_mm,
+            radius_mm=dets.radius_mm,
+            colour=dets.colour,
+            size=sizes,
+            confidence=dets.confidence,
+            rim_visible_fraction=dets.rim_visible_fraction,
+            centre_sigma_mm=dets.centre_sigma_mm,
+            rim_image_px=dets.rim_image_px,
+        ),
+        camera,
+        image_bgr,
+        k_sigma=k_sigma,
+        exclude=potted,
+    )
+    mat_xy = squops.mat_xy_mm
+    sigma = np.asarray(dets.centre_sigma_mm, float)
+
+    # Rule 13: off when any part crosses the mat's edge (wink on the table
+    # sits a mat's thickness lower; its plan position barely moves).
+    edge = beyond_mat_edge_mm(mat_xy, radius) if n else np.zeros(0)
+    off = (edge > 0) & ~potted
+    behind = own_unplayed_triangle(mat_xy, list(dets.colour), corners) if n else np.zeros(0)
+
+    squop_pairs = [
+        (c.upper, c.lower)
+        for c in squops.calls
+        if c.squop and not off[c.upper] and not off[c.lower]
+    ]
+    dropped_off = [c for c in squops.calls if c.squop and (off[c.upper] or off[c.lower])]
+    for c in dropped_off:
+        notes.append(
+            f"an overlap involving a wink off the mat was not counted as a squop "
+            f"(rule 13): detections {c.upper} and {c.lower}"
+        )
+    is_lower = np.zeros(n, bool)
+    is_upper = np.zeros(n, bool)
+    for up, low in squop_pairs:
+        is_lower[low] = True
+        is_upper[up] = True
+
+    status = []
+    for i in range(n):
+        if potted[i]:
+            status.append(WinkStatus.POTTED)
+        elif off[i]:
+            status.append(WinkStatus.OFF)
+        elif is_lower[i]:
+            status.append(WinkStatus.SQUOPPED)
+        elif behind[i] > 0 and not is_upper[i]:
+            status.append(WinkStatus.UNPLAYED)
+        else:
+            status.append(WinkStatus.FREE)
+
+    # Uncertainty of each wink: near a line, or in a doubtful squop call.
+    uncertain = resized.copy()
+    reasons: list[list[str]] = [[] for _ in range(n)]
+    for i in range(n):
+        if resized[i]:
+            reasons[i].append("size class relabelled to fit rule 2.1.1")
+        if not potted[i] and abs(edge[i]) < k_sigma * sigma[i]:
+            uncertain[i] = True
+            reasons[i].append(f"outline {edge[i]:+.2f} mm from the mat's edge (rule 13)")
+        if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * sigma[i]:
+            uncertain[i] = True
+            reasons[i].append(f"centre {behind[i]:+.2f} mm from its baseline")
+
+    ids = _assign_ids(
+        list(dets.colour), list(sizes), mat_xy, [_STATUS_RANK[s] for s in status], previous
+    )
+    reviews = []
+    nearest = np.full(n, np.inf)
+    margin = np.full(n, np.inf)
+    for c in squops.calls:
+        for k in (c.upper, c.lower):
+            if abs(c.separation_mm) < abs(nearest[k]):
+                nearest[k] = c.separation_mm
+            margin[k] = min(margin[k], c.margin_mm)
+        if c.uncertain and not (off[c.upper] or off[c.lower]):
+            verdict = "squops" if c.squop else "does not squop"
+            text = f"{ids[c.upper]} {verdict} {ids[c.lower]}? {c.reason}; review close up"
+            reviews.append(text)
+            for k in (c.upper, c.lower):
+                uncertain[k] = True
+                reasons[k].append(text)
+
+    # Piles only through counted squops (overlaps with off winks excluded).
+    pile_parent = pile_ids(n, squop_pairs)
+
+    winks = []
+    squops_of: dict[int, list[str]] = {}
+    for up, low in squop_pairs:
+        squops_of.setdefault(up, []).append(ids[low])
+    for i in range(n):
+        if not ids[i]:
+            continue
+        winks.append(
+            Wink(
+                id=ids[i],
+                colour=dets.colour[i],
+                size=sizes[i],
+                x_mm=None if potted[i] else round(float(mat_xy[i, 0]), 2),
+                y_mm=None if potted[i] else round(float(mat_xy[i, 1]), 2),
+                status=status[i],
+                squops=tuple(sorted(squops_of.get(i, []))),
+                confidence=round(float(dets.confidence[i]), 3),
+                uncertain=bool(uncertain[i]),
+                pile=int(pile_parent[i]) if pile_parent[i] else None,
+                diameter_mm=float(2 * radius[i]),
+                inferred=False,
+                image_xy_px=[round(float(v), 2) for v in dets.image_xy_px[i]],
+                top_z_mm=round(float(squops.top_z_mm[i]), 2),
+                plan_gap_mm=None if not np.isfinite(nearest[i]) else round(float(nearest[i]), 2),
+                overlap_margin_mm=None
+                if not np.isfinite(margin[i])
+                else round(float(margin[i]), 2),
+                review=tuple(reasons[i]),
+            )
+        )
+
+    for colour in Colour:
+        seen = [i for i in range(n) if dets.colour[i] is colour and ids[i]]
+        inference = infer_potted(
+            colour,
+            [sizes[i] for i in seen],
+            sum(1 for i in seen if potted[i]),
+            hidden_area=hidden_area,
+        )
+        if not inference.inferred:
+            continue
+        notes.append(inference.note)
+        taken = {w.id for w in winks}
+        for size, count, letter, limit in (
+            (WinkSize.LARGE, inference.large_inferred, "L", LARGE_WINKS_PER_COLOUR),
+            (WinkSize.SMALL, inference.small_inferred, "S", SMALL_WINKS_PER_COLOUR),
+        ):
+            spare = [f"{colour.value}-{letter}{k}" for k in range(1, limit + 1)]
+            spare = [s for s in spare if s not in taken]
+            for wid in spare[:count]:
+                winks.append(
+                    Wink(
+                        id=wid,
+                        colour=colour,
+                        size=size,
+                        status=WinkStatus.POTTED,
+                        confidence=None,
+                        uncertain=hidden_area,
+                        diameter_mm=size.diameter_mm,
+                        inferred=True,
+                        review=(inference.note,) if hidden_area else (),
+                    )
+                )
+    winks.sort(key=lambda w: (w.colour.turn_index, w.size is WinkSize.SMALL, w.id))
+    board = Board(winks=tuple(winks))
+    board = board.with_tiddlies(tiddlies_of(board))
+    board.validate_or_raise(where="assembled board")
+    det_ids = [""] * len(detections)
+    for k, i in enumerate(kept):
+        det_ids[i] = ids[k]
+    return BoardAssembly(
+        board=board,
+        detection_ids=tuple(det_ids),
+        squops=squops,
+        notes=tuple(notes),
+        reviews=tuple(reviews),
+    )

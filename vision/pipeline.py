@@ -1,0 +1,430 @@
+"""One frame in, one board out: detection, hidden regions, squops, statuses.
+
+``prepare_context`` does once what a still camera allows doing once (the
+mat's outline and mask in the image, the pot's mask, the frame size);
+``analyze_frame`` then analyses each frame with it::
+
+    context = prepare_context(calibration)
+    analysis = analyze_frame(image_bgr, context)
+    analysis.board            # rules.board.Board, validated, with tiddlies
+    analysis.hidden_regions   # parts of the mat nobody can see (hands)
+    analysis.timings_ms       # per stage
+
+A frame with hands over the mat is analysed, with the hidden parts reported
+rather than guessed; winks seen there are not trusted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from calibration.camera import CameraModel
+from rules.board import (
+    MAT_LENGTH_MM,
+    MAT_WIDTH_MM,
+    POT_BASE_DIAMETER_MM,
+    POT_HEIGHT_MM,
+    POT_TOP_DIAMETER_MM,
+    Board,
+    Colour,
+)
+from vision.board_builder import BoardAssembly, assemble_board
+from vision.detections import WinkDetections
+from vision.squop import K_SIGMA
+from vision.status import DEFAULT_CORNERS_MM
+
+FloatArray = npt.NDArray[np.float64]
+Detector = Callable[..., WinkDetections]
+
+#: Hidden-region search runs on a frame shrunk by this factor (speed).
+HIDDEN_SCALE = 4
+#: A blob over the mat smaller than this is not a hidden region (winks and
+#: small piles are smaller; hands, mugs and phones are larger), mm^2.
+HIDDEN_MIN_AREA_MM2 = 3000.0
+#: Colour distance (Lab units) from the felt above which a pixel is not felt.
+FELT_DISTANCE = 14.0
+#: When this much of the mat is not felt, the mat is not where the
+#: calibration says: a wrong calibration or a photo without the mat.
+NOT_A_MAT_FRACTION = 0.6
+
+
+class MatNotVisibleError(ValueError):
+    """The calibrated mat area of the frame does not look like a mat."""
+
+
+class DetectorUnavailableError(ValueError):
+    """No wink detector is installed and no detections were given."""
+
+
+@dataclass(frozen=True)
+class HiddenRegion:
+    """A part of the mat covered by something that is neither felt nor a wink.
+
+    Parameters
+    ----------
+    image_polygon_px : (k, 2) ndarray
+        Outline in the image, pixels.
+    mat_polygon_mm : (k, 2) ndarray
+        The same outline on the mat (z = 0), mm.
+    area_mm2 : float
+        Plan area on the mat.
+    """
+
+    image_polygon_px: FloatArray
+    mat_polygon_mm: FloatArray
+    area_mm2: float
+
+    def contains_mat_xy(self, mat_xy_mm: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """Whether plan-view points lie inside the region."""
+        pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
+        contour = self.mat_polygon_mm.astype(np.float32).reshape(-1, 1, 2)
+        return np.array(
+            [cv2.pointPolygonTest(contour, (float(p[0]), float(p[1])), False) >= 0 for p in pts],
+            dtype=bool,
+        )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """JSON form: outlines rounded to 0.1 px / 0.1 mm."""
+        return {
+            "area_mm2": round(self.area_mm2, 0),
+            "image_polygon_px": np.round(self.image_polygon_px, 1).tolist(),
+            "mat_polygon_mm": np.round(self.mat_polygon_mm, 1).tolist(),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class FrameContext:
+    """What a still camera lets us compute once and reuse for every frame.
+
+    Parameters
+    ----------
+    camera : CameraModel
+    corners_mm : mapping of Colour to (2,) tuple
+        Each colour's corner (rule 5.2) in the canonical frame.
+    pot_centre_mm : (2,) tuple
+    colour_reference : object or None
+        The calibration's colour reference, passed on to the detector.
+    mat_polygon_px : (k, 2) ndarray
+        The mat's outline in the image (edges sampled, distortion included).
+    mat_mask_small : (h, w) uint8 ndarray
+        The mat without the pot, in the frame shrunk by ``HIDDEN_SCALE``.
+    mm2_per_px_small : (h, w) ndarray
+        Mat area of each shrunk pixel, mm^2.
+    """
+
+    camera: CameraModel
+    corners_mm: Mapping[Colour, tuple[float, float]]
+    pot_centre_mm: tuple[float, float]
+    colour_reference: Any
+    mat_polygon_px: FloatArray
+    mat_mask_small: npt.NDArray[np.uint8]
+    mm2_per_px_small: FloatArray
+
+
+def _mat_outline_mm(step_mm: float = 20.0) -> FloatArray:
+    hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
+    corners = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]])
+    pts = []
+    for a, b in zip(corners, np.roll(corners, -1, axis=0), strict=True):
+        k = max(1, int(np.hypot(*(b - a)) / step_mm))
+        pts.append(a + (np.arange(k)[:, None] / k) * (b - a))
+    return np.vstack(pts)
+
+
+def _camera_of(calibration_or_camera: Any) -> CameraModel:
+    if isinstance(calibration_or_camera, CameraModel):
+        return calibration_or_camera
+    camera = getattr(calibration_or_camera, "camera", None)
+    if isinstance(camera, CameraModel):
+        return camera
+    raise TypeError(
+        f"expected a CameraModel or a calibration with .camera, got "
+        f"{type(calibration_or_camera).__name__}"
+    )
+
+
+def _corners_of(calibration: Any) -> Mapping[Colour, tuple[float, float]] | None:
+    """Corner positions from a calibration, when it reports them."""
+    for name in ("corners_mm", "corner_mm"):
+        value = getattr(calibration, name, None)
+        if isinstance(value, Mapping) and len(value) == 4:
+            return {Colour(k): (float(v[0]), float(v[1])) for k, v in value.items()}
+    return None
+
+
+def prepare_context(
+    calibration_or_camera: Any,
+    *,
+    corners_mm: Mapping[Colour, Sequence[float]] | None = None,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> FrameContext:
+    """Precompute, once per still camera, what every frame's analysis reuses.
+
+    Parameters
+    ----------
+    calibration_or_camera : Calibration or CameraModel
+        A calibration (anything with ``.camera``; its ``colour_reference``
+        and corners are used when present) or a bare camera.
+    corners_mm : mapping of Colour to (2,) array_like, optional
+        Overrides the corners; default: the calibration's, else the
+        canonical layout.
+    pot_centre_mm : (2,) array_like
+    """
+    camera = _camera_of(calibration_or_camera)
+    if corners_mm is None:
+        corners_mm = _corners_of(calibration_or_camera) or DEFAULT_CORNERS_MM
+    corners = {Colour(k): (float(v[0]), float(v[1])) for k, v in corners_mm.items()}
+    pot = (float(pot_centre_mm[0]), float(pot_centre_mm[1]))
+    w, h = camera.image_size_wh
+    outline_px = camera.mat_to_image(_mat_outline_mm())
+    sw, sh = (w + HIDDEN_SCALE - 1) // HIDDEN_SCALE, (h + HIDDEN_SCALE - 1) // HIDDEN_SCALE
+    mask = np.zeros((sh, sw), np.uint8)
+    cv2.fillPoly(mask, [np.round(outline_px / HIDDEN_SCALE).astype(np.int32)], 1)
+    # The pot: its base and rim circles, and everything between them.
+    angles = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], 1)
+    base = np.hstack([pot + ring * POT_BASE_DIAMETER_MM / 2, np.zeros((48, 1))])
+    rim = np.hstack([pot + ring * POT_TOP_DIAMETER_MM / 2, np.full((48, 1), POT_HEIGHT_MM)])
+    pot_px = camera.mat_to_image(np.vstack([base, rim])) / HIDDEN_SCALE
+    hull = cv2.convexHull(pot_px.astype(np.float32)).reshape(-1, 2)
+    pot_mask = np.zeros_like(mask)
+    cv2.fillPoly(pot_mask, [np.round(hull).astype(np.int32)], 1)
+    pot_mask = cv2.dilate(pot_mask, np.ones((5, 5), np.uint8))
+    mask &= 1 - pot_mask
+    # Mat area per shrunk pixel, from the local scale on a coarse grid.
+    grid_y, grid_x = np.mgrid[0:sh:8, 0:sw:8]
+    centres = np.stack([grid_x.ravel(), grid_y.ravel()], 1).astype(float) * HIDDEN_SCALE
+    mat_a = camera.image_to_mat(centres, 0.0)
+    mat_b = camera.image_to_mat(centres + [HIDDEN_SCALE, 0], 0.0)
+    mat_c = camera.image_to_mat(centres + [0, HIDDEN_SCALE], 0.0)
+    e1, e2 = mat_b - mat_a, mat_c - mat_a
+    area = np.abs(e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]).reshape(grid_x.shape)
+    area = np.nan_to_num(area, nan=0.0, posinf=0.0)
+    area_full = cv2.resize(area.astype(np.float32), (sw, sh), interpolation=cv2.INTER_LINEAR)
+    return FrameContext(
+        camera=camera,
+        corners_mm=corners,
+        pot_centre_mm=pot,
+        colour_reference=getattr(calibration_or_camera, "colour_reference", None),
+        mat_polygon_px=outline_px,
+        mat_mask_small=mask,
+        mm2_per_px_small=area_full.astype(np.float64),
+    )
+
+
+def find_hidden_regions(
+    image_bgr: npt.NDArray[np.uint8], context: FrameContext
+) -> tuple[tuple[HiddenRegion, ...], float]:
+    """Large blobs over the mat that are neither felt nor winks (hands, mugs).
+
+    Works on the frame shrunk by ``HIDDEN_SCALE``: the felt's colour is the
+    median over the mat, its brightness is allowed to drift slowly across the
+    mat (lighting), and what differs from it in a blob larger than
+    ``HIDDEN_MIN_AREA_MM2`` after an opening that removes winks and lines is
+    reported.
+
+    Returns
+    -------
+    regions : tuple of HiddenRegion
+    not_felt_fraction : float
+        Fraction of the mat's area that does not look like felt.
+    """
+    mask = context.mat_mask_small.astype(bool)
+    sh, sw = mask.shape
+    small = cv2.resize(image_bgr, (sw, sh), interpolation=cv2.INTER_AREA)
+    lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
+    if mask.sum() < 50:
+        return (), 1.0
+    felt = np.median(lab[mask], axis=0)
+    # Slow brightness drift (lighting): a normalised blur of the lightness.
+    sigma = max(sw, sh) / 12.0
+    m = mask.astype(np.float32)
+    num = cv2.GaussianBlur(lab[:, :, 0] * m, (0, 0), sigma)
+    den = cv2.GaussianBlur(m, (0, 0), sigma)
+    light = np.where(den > 1e-3, num / np.maximum(den, 1e-3), felt[0])
+    chroma = np.hypot(lab[:, :, 1] - felt[1], lab[:, :, 2] - felt[2])
+    dl = np.abs(lab[:, :, 0] - light)
+    distance = chroma + 0.5 * np.maximum(dl - 10.0, 0.0)
+    not_felt = ((distance > FELT_DISTANCE) & mask).astype(np.uint8)
+    weights = context.mm2_per_px_small
+    total_area = float(weights[mask].sum())
+    frac = float(weights[not_felt.astype(bool)].sum() / max(total_area, 1e-9))
+    opened = cv2.morphologyEx(not_felt, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
+    opened = cv2.morphologyEx(opened, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    n, labels, _, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
+    regions = []
+    for k in range(1, n):
+        blob = labels == k
+        area = float(weights[blob].sum())
+        if area < HIDDEN_MIN_AREA_MM2:
+            continue
+        contours, _ = cv2.findContours(
+            blob.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE
+        )
+        contour = max(contours, key=cv2.contourArea).reshape(-1, 2).astype(float)
+        # One shrunk pixel of margin, then back to full-frame pixel centres.
+        hull = cv2.convexHull(contour.astype(np.float32)).reshape(-1, 2).astype(float)
+        centre = hull.mean(axis=0)
+        grown = centre + (hull - centre) * 1.0 + np.sign(hull - centre) * 1.0
+        image_poly = (grown + 0.5) * HIDDEN_SCALE - 0.5
+        mat_poly = context.camera.image_to_mat(image_poly, 0.0)
+        regions.append(
+            HiddenRegion(image_polygon_px=image_poly, mat_polygon_mm=mat_poly, area_mm2=area)
+        )
+    return tuple(regions), frac
+
+
+@dataclass(frozen=True)
+class FrameAnalysis:
+    """Everything one frame told us.
+
+    Parameters
+    ----------
+    board : Board
+        Validated, with tiddlies (rule 19.1).
+    detections : WinkDetections
+        The detections the board was built from (those inside hidden regions
+        dropped); ``assembly.detection_ids`` follows their order.
+    assembly : BoardAssembly
+        The squop calls and the id of each kept detection.
+    hidden_regions : tuple of HiddenRegion
+    notes : tuple of str
+        Inferences and dropped detections, in words.
+    reviews : tuple of str
+        Calls an umpire should check close up.
+    timings_ms : dict of str to float
+        Time per stage and in total.
+    """
+
+    board: Board
+    detections: WinkDetections
+    assembly: BoardAssembly
+    hidden_regions: tuple[HiddenRegion, ...]
+    notes: tuple[str, ...]
+    reviews: tuple[str, ...]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def _default_detector() -> Detector:
+    try:
+        from vision.detect import detect_winks
+    except ImportError as exc:
+        raise DetectorUnavailableError(
+            f"the wink detector (vision.detect) cannot be imported: {exc}"
+        ) from None
+    return detect_winks
+
+
+def analyze_frame(
+    image_bgr: npt.NDArray[np.uint8],
+    calibration_or_camera: Any,
+    *,
+    detections: WinkDetections | None = None,
+    detector: Detector | None = None,
+    previous: Board | None = None,
+    k_sigma: float = K_SIGMA,
+) -> FrameAnalysis:
+    """Analyse one frame from a calibrated camera.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+    calibration_or_camera : FrameContext, Calibration or CameraModel
+        Pass a :class:`FrameContext` from :func:`prepare_context` to reuse
+        the per-camera work between frames.
+    detections : WinkDetections, optional
+        Use these instead of running the detector (tests, benchmarks).
+    detector : callable, optional
+        ``detector(image_bgr, camera, colour_reference=..., mat_polygon_mm=...)``;
+        default ``vision.detect.detect_winks``.
+    previous : Board, optional
+        The previous frame's board, so that winks keep their ids.
+    k_sigma : float
+        Calls within this many standard deviations are flagged uncertain.
+
+    Raises
+    ------
+    ValueError
+        If the image's size differs from the camera's.
+    MatNotVisibleError
+        If most of the calibrated mat area does not look like felt.
+    DetectorUnavailableError
+        If no detections were given and the detector is not installed.
+    """
+    t_start = time.perf_counter()
+    timings: dict[str, float] = {}
+    context = (
+        calibration_or_camera
+        if isinstance(calibration_or_camera, FrameContext)
+        else prepare_context(calibration_or_camera)
+    )
+    camera = context.camera
+    h, w = image_bgr.shape[:2]
+    if (w, h) != tuple(camera.image_size_wh):
+        raise ValueError(
+            f"the image is {w}x{h} but the calibration is for "
+            f"{camera.image_size_wh[0]}x{camera.image_size_wh[1]}: calibrate this camera first"
+        )
+    t0 = time.perf_counter()
+    hidden, not_felt = find_hidden_regions(image_bgr, context)
+    timings["hidden_regions"] = (time.perf_counter() - t0) * 1000.0
+    if not_felt > NOT_A_MAT_FRACTION:
+        raise MatNotVisibleError(
+            f"{100 * not_felt:.0f}% of where the calibration puts the mat does not look like "
+            "a mat: is the mat in this photo, and is the calibration for this camera?"
+        )
+    t0 = time.perf_counter()
+    if detections is None:
+        detect = detector or _default_detector()
+        hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
+        detections = detect(
+            image_bgr,
+            camera,
+            colour_reference=context.colour_reference,
+            mat_polygon_mm=np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]]),
+        )
+    timings["detect"] = (time.perf_counter() - t0) * 1000.0
+    notes: list[str] = []
+    used = detections
+    if hidden and len(detections):
+        inside = np.zeros(len(detections), bool)
+        for region in hidden:
+            inside |= region.contains_mat_xy(detections.mat_xy_mm)
+        if inside.any():
+            notes.append(f"{int(inside.sum())} detection(s) inside hidden regions were not trusted")
+            used = detections[~inside]
+    for region in hidden:
+        notes.append(
+            f"part of the mat is hidden ({region.area_mm2 / 100:.0f} cm^2 around "
+            f"x={region.mat_polygon_mm[:, 0].mean():.0f} mm, "
+            f"y={region.mat_polygon_mm[:, 1].mean():.0f} mm): winks there are not reported"
+        )
+    t0 = time.perf_counter()
+    assembly = assemble_board(
+        used,
+        camera,
+        image_bgr,
+        corners_mm=context.corners_mm,
+        pot_centre_mm=context.pot_centre_mm,
+        hidden_area=bool(hidden),
+        previous=previous,
+        k_sigma=k_sigma,
+    )
+    timings["assemble"] = (time.perf_counter() - t0) * 1000.0
+    timings["total"] = (time.perf_counter() - t_start) * 1000.0
+    return FrameAnalysis(
+        board=assembly.board,
+        detections=used,
+        assembly=assembly,
+        hidden_regions=hidden,
+        notes=tuple(notes) + assembly.notes,
+        reviews=assembly.reviews,
+        timings_ms=timings,
+    )

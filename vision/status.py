@@ -1,0 +1,239 @@
+"""Where each wink stands: unplayed, off, potted, squopped or free (rules 8, 13, 19).
+
+Pure geometry on plan-view positions in the canonical mat frame, plus the
+one camera test that tells a wink inside the pot from one beside it, and the
+rule 2.1.1 count that infers potted winks nobody can see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from calibration.camera import CameraModel
+from rules.board import (
+    BASELINE_DISTANCE_MM,
+    LARGE_WINKS_PER_COLOUR,
+    MAT_LENGTH_MM,
+    MAT_WIDTH_MM,
+    POT_HEIGHT_MM,
+    POT_TOP_DIAMETER_MM,
+    SMALL_WINKS_PER_COLOUR,
+    WINKS_PER_COLOUR,
+    Board,
+    Colour,
+    WinkSize,
+    WinkStatus,
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+HALF_LENGTH_MM = MAT_LENGTH_MM / 2
+HALF_WIDTH_MM = MAT_WIDTH_MM / 2
+
+#: Rule 5.2 corners in the canonical frame (blue's corner at y > 0), clockwise
+#: blue, green, red, yellow seen from above, blue and green sharing a long
+#: side. Calibration may report the other clockwise layout (blue and green on
+#: a short side); pass its corners instead.
+DEFAULT_CORNERS_MM: Mapping[Colour, tuple[float, float]] = {
+    Colour.BLUE: (-HALF_LENGTH_MM, HALF_WIDTH_MM),
+    Colour.GREEN: (HALF_LENGTH_MM, HALF_WIDTH_MM),
+    Colour.RED: (HALF_LENGTH_MM, -HALF_WIDTH_MM),
+    Colour.YELLOW: (-HALF_LENGTH_MM, -HALF_WIDTH_MM),
+}
+
+#: Tiddlies per wink (rule 19.1): 3 for a potted wink, 1 for a free played one.
+TIDDLIES_POTTED = 3
+TIDDLIES_FREE = 1
+
+
+def beyond_baseline_mm(mat_xy_mm: npt.ArrayLike, corner_mm: Sequence[float]) -> FloatArray:
+    """How far points lie beyond a corner's baseline, mm (negative: in front of it).
+
+    The baseline is the line ``p . d = 914.4`` with ``d`` the unit vector
+    from the mat's centre towards the corner (rule 2.3.1).
+
+    Parameters
+    ----------
+    mat_xy_mm : (N, 2) array_like
+    corner_mm : (2,) array_like
+
+    Returns
+    -------
+    (N,) ndarray
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
+    d = np.asarray(corner_mm, dtype=float)
+    d = d / np.hypot(*d)
+    return np.asarray(pts @ d - BASELINE_DISTANCE_MM, dtype=float)
+
+
+def beyond_mat_edge_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike) -> FloatArray:
+    """How far each wink's outline reaches past the mat's edge, mm (negative: inside).
+
+    Rule 13: a wink any part of which lies outside the mat is off.
+
+    Parameters
+    ----------
+    mat_xy_mm : (N, 2) array_like
+    radius_mm : float or (N,) array_like
+
+    Returns
+    -------
+    (N,) ndarray
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
+    r = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(pts),))
+    return np.maximum(np.abs(pts[:, 0]) + r - HALF_LENGTH_MM, np.abs(pts[:, 1]) + r - HALF_WIDTH_MM)
+
+
+def pot_opening_distance_mm(
+    camera: CameraModel,
+    image_xy_px: npt.ArrayLike,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> FloatArray:
+    """How far from the pot's axis each image point's ray crosses the pot's rim plane, mm.
+
+    A wink seen through the opening (distance under the top radius, 24 mm)
+    must be inside the pot: any ray through the opening that ends outside the
+    pot passes through its wall, so a wink there would be hidden.
+
+    Parameters
+    ----------
+    image_xy_px : (N, 2) array_like
+    pot_centre_mm : (2,) array_like
+
+    Returns
+    -------
+    (N,) ndarray
+    """
+    rim = camera.image_to_mat(image_xy_px, POT_HEIGHT_MM)
+    return np.asarray(np.hypot(*(rim - np.asarray(pot_centre_mm, float)).T), dtype=float)
+
+
+def in_pot(
+    camera: CameraModel,
+    image_xy_px: npt.ArrayLike,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> npt.NDArray[np.bool_]:
+    """Whether each image point is seen through the pot's opening (rule 8.1)."""
+    return pot_opening_distance_mm(camera, image_xy_px, pot_centre_mm) < POT_TOP_DIAMETER_MM / 2
+
+
+def own_unplayed_triangle(
+    mat_xy_mm: npt.ArrayLike,
+    colours: Sequence[Colour],
+    corners_mm: Mapping[Colour, Sequence[float]] = DEFAULT_CORNERS_MM,
+) -> FloatArray:
+    """How far each wink's centre lies beyond its own colour's baseline, mm.
+
+    Positive means inside the triangle that holds that colour's unplayed
+    winks (rules 3, 5.2).
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
+    return np.array(
+        [
+            float(beyond_baseline_mm(p[None, :], corners_mm[Colour(c)])[0])
+            for p, c in zip(pts, colours, strict=True)
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class PottedInference:
+    """How many of one colour's winks are in the pot, and how that was found.
+
+    Parameters
+    ----------
+    colour : Colour
+    seen_in_pot : int
+        Potted winks the camera saw.
+    inferred : int
+        Potted winks added because six of the colour (rule 2.1.1) minus the
+        ones seen elsewhere leaves them unaccounted for.
+    large_inferred, small_inferred : int
+        The inferred winks by size, from the sizes still missing.
+    note : str
+        The inference in words, for the output ('' when nothing was inferred).
+    """
+
+    colour: Colour
+    seen_in_pot: int
+    inferred: int
+    large_inferred: int
+    small_inferred: int
+    note: str
+
+    @property
+    def potted(self) -> int:
+        """All potted winks of the colour, seen and inferred."""
+        return self.seen_in_pot + self.inferred
+
+
+def infer_potted(
+    colour: Colour,
+    seen_sizes: Sequence[WinkSize],
+    seen_in_pot: int,
+    *,
+    hidden_area: bool = False,
+) -> PottedInference:
+    """Infer unseen potted winks: six of a colour minus those seen.
+
+    Parameters
+    ----------
+    colour : Colour
+    seen_sizes : sequence of WinkSize
+        Sizes of every wink of the colour seen anywhere, the pot included.
+    seen_in_pot : int
+        How many of those were seen in the pot.
+    hidden_area : bool
+        True when part of the mat is hidden; the note then says the missing
+        winks may be there rather than in the pot.
+    """
+    large_missing = max(
+        0, LARGE_WINKS_PER_COLOUR - sum(1 for s in seen_sizes if s is WinkSize.LARGE)
+    )
+    small_missing = max(
+        0, SMALL_WINKS_PER_COLOUR - sum(1 for s in seen_sizes if s is WinkSize.SMALL)
+    )
+    missing = max(0, WINKS_PER_COLOUR - len(seen_sizes))
+    # Sizes mislabelled in the seen winks can make the two disagree: trust the total.
+    while large_missing + small_missing > missing:
+        if small_missing > 0:
+            small_missing -= 1
+        else:
+            large_missing -= 1
+    note = ""
+    if missing:
+        seen_elsewhere = len(seen_sizes) - seen_in_pot
+        note = (
+            f"{colour.value}: {missing} potted wink(s) inferred, not seen: "
+            f"6 {colour.value} minus {seen_elsewhere} seen elsewhere"
+            + (f" and {seen_in_pot} seen in the pot" if seen_in_pot else "")
+        )
+        if hidden_area:
+            note += "; part of the mat is hidden, so they may be there instead"
+    return PottedInference(
+        colour=colour,
+        seen_in_pot=seen_in_pot,
+        inferred=missing,
+        large_inferred=large_missing,
+        small_inferred=small_missing,
+        note=note,
+    )
+
+
+def tiddlies_of(board: Board) -> dict[Colour, int]:
+    """Rule 19.1 tiddlies per colour: 3 per potted wink, 1 per free wink.
+
+    Unplayed, squopped and off winks score nothing.
+    """
+    out = {}
+    for colour in Colour:
+        out[colour] = TIDDLIES_POTTED * board.count(
+            colour, WinkStatus.POTTED
+        ) + TIDDLIES_FREE * board.count(colour, WinkStatus.FREE)
+    return out
