@@ -38,6 +38,13 @@ def _user_errors() -> Iterator[None]:
         raise typer.Exit(EXIT_BAD_INPUT) from None
 
 
+@app.callback()
+def _root() -> None:
+    """A computer-vision referee for tiddlywinks."""
+    # An explicit callback keeps `winkref replay ...` a subcommand even while
+    # replay is the only command (typer would otherwise collapse the group).
+
+
 def _emit(text: str) -> None:
     if text:
         typer.echo(text)
