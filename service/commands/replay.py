@@ -1,0 +1,88 @@
+"""``winkref replay RECORD.json [--json]``: replay a recorded game.
+
+The logic lives in :mod:`rules.engine`; this module reads the file and
+formats what the referee would say, as text or as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from rules.engine import NextTurn, replay_record
+from rules.events import Event
+from rules.record import load_record
+from rules.scoring import GameScore
+
+
+def _number(value: Fraction) -> int | float:
+    """Exact points as JSON numbers: integers stay integers, halves become 0.5."""
+    return int(value) if value.denominator == 1 else float(value)
+
+
+def result_to_json(result: GameScore | None) -> dict[str, Any] | None:
+    """The ``result`` object of ``--json``."""
+    if result is None:
+        return None
+    out: dict[str, Any] = {
+        "ended_by": result.ended_by.value,
+        "points": {c.value: _number(v) for c, v in result.points.items()},
+        "score": {p.value: _number(v) for p, v in result.score.items()},
+        "notation": result.notation,
+    }
+    if result.tiddlies is not None:
+        out["tiddlies"] = {c.value: n for c, n in result.tiddlies.items()}
+    return out
+
+
+def _clock(t: float | None) -> str:
+    if t is None:
+        return "  --:--"
+    minutes, seconds = divmod(int(t), 60)
+    return f"  {minutes:02d}:{seconds:02d}"
+
+
+def _line(event: Event) -> str:
+    shot = "   " if event.shot is None else f"{event.shot:3d}"
+    return f"[{shot}]{_clock(event.t)}  {event.text}"
+
+
+def _next_line(nxt: NextTurn) -> str:
+    if nxt.colour is None and nxt.choices:
+        names = " or ".join(c.value for c in nxt.choices)
+        return f"Next: {names}, as the opponents choose (rule 23.3)."
+    if nxt.colour is None:
+        return ""
+    text = f"Next: {nxt.colour.value} to play"
+    if nxt.nominated:
+        text += ", with a free shot with a nominated colour (rule 22.6.1)"
+    if nxt.shots_left > 1:
+        text += f" ({nxt.shots_left} shots left in the turn)"
+    if nxt.round is not None:
+        text += f"; round limit period, round {nxt.round}"
+    return text + "."
+
+
+def run(record_path: Path, *, json_output: bool = False) -> str:
+    """Replay ``record_path`` and return what to print.
+
+    Raises
+    ------
+    rules.record.IllegalRecordError
+        For a missing, unreadable or invalid record (a ``ValueError``).
+    """
+    record = load_record(record_path)
+    game, nxt = replay_record(record)
+    if json_output:
+        payload = {
+            "events": [e.to_json_dict() for e in game.events],
+            "next": None if game.result is not None else nxt.to_json_dict(),
+            "result": result_to_json(game.result),
+        }
+        return json.dumps(payload, indent=2, ensure_ascii=False)
+    lines = [_line(e) for e in game.events]
+    if game.result is None:
+        lines.append(_next_line(nxt))
+    return "\n".join(line for line in lines if line)
