@@ -64,6 +64,39 @@ def replay(
         _emit(cmd.run(record, json_output=json_output))
 
 
+@app.command()
+def review(
+    photo: Annotated[Path, typer.Argument(help="A close-up photo of the disputed pair.")],
+    pair: Annotated[
+        str | None, typer.Option("--pair", help="The pair as ID1,ID2 (ids as shown).")
+    ] = None,
+    near: Annotated[
+        str | None, typer.Option("--near", help="Pick the pair nearest pixel X,Y.")
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+    annotate: Annotated[
+        Path | None, typer.Option("--annotate", help="Write a zoomed picture to OUT.png.")
+    ] = None,
+    second: Annotated[
+        Path | None, typer.Option("--second", help="A second photo from another side.")
+    ] = None,
+) -> None:
+    """The umpire's verdict on a disputed squop from a close-up photo."""
+    from service.commands import review as cmd
+
+    with _user_errors():
+        _emit(
+            cmd.run(
+                photo,
+                pair=pair,
+                near=near,
+                json_output=json_output,
+                annotate_path=annotate,
+                second=second,
+            )
+        )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

@@ -1,0 +1,130 @@
+"""Benchmark `winkref review` on close-up photos with ground truth.
+
+For every ``closeup_*.jpg`` with its ``.json`` in the given folders (default:
+``/work/shared/scenes`` and ``sample_images``), the disputed pair is reviewed
+with the default pair choice, and also named with ``--near`` at the true
+contact point, so a wrong default choice does not hide the measurement.
+
+Prints per photo: truth (plan_gap_mm, squop, upper) against the verdict, and
+then the rate right on pairs with |gap| >= 0.3 mm, the wrong calls that were
+not "too close to call", and the median time per photo.
+
+Usage::
+
+    .venv/bin/python benchmarks/review.py [FOLDER ...]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from vision.review import review_photo  # noqa: E402
+
+DEFAULT_FOLDERS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
+
+
+def _truth_ids_for(verdict_ids: tuple[str, str], verdict, gt: dict) -> dict[str, str]:
+    """Map the verdict's wink labels to ground-truth ids by nearest image centre."""
+    in_image = [w for w in gt["winks"] if w["in_image"]]
+    out = {}
+    for w in verdict.winks:
+        c = np.asarray(w.ellipse.centre_xy_px)
+        best = min(in_image, key=lambda g: float(np.hypot(*(np.asarray(g["pixel_centre"]) - c))))
+        out[w.id] = best["id"]
+    return out
+
+
+def main(folders: list[Path]) -> int:
+    rows = []
+    times = []
+    for folder in folders:
+        for jpg in sorted(folder.glob("closeup_*.jpg")):
+            gt_path = jpg.with_suffix(".json")
+            if not gt_path.exists():
+                continue
+            gt = json.loads(gt_path.read_text())
+            disputed = gt.get("disputed")
+            if not disputed:
+                continue
+            t0 = time.perf_counter()
+            image = cv2.imread(str(jpg))
+            try:
+                verdict = review_photo(image)
+                err = None
+            except ValueError as exc:
+                verdict, err = None, str(exc)
+            times.append(time.perf_counter() - t0)
+            truth_gap = float(disputed["plan_gap_mm"])
+            truth_squop = bool(disputed["squop"])
+            row = {
+                "photo": jpg.name,
+                "pair": disputed["ids"],
+                "gap": truth_gap,
+                "squop": truth_squop,
+                "upper": disputed.get("upper"),
+            }
+            if verdict is None:
+                row.update(result="error", detail=err)
+            else:
+                names = _truth_ids_for(verdict.ids, verdict, gt)
+                got_pair = sorted(names[i] for i in verdict.ids)
+                same_pair = got_pair == sorted(disputed["ids"])
+                upper = names.get(verdict.upper) if verdict.upper else None
+                row.update(
+                    got_pair=got_pair,
+                    overlap=round(verdict.overlap_mm, 3),
+                    unc=round(verdict.uncertainty_mm, 3),
+                    squopped=verdict.squopped,
+                    got_upper=upper,
+                )
+                if not same_pair:
+                    row["result"] = "wrong pair"
+                elif verdict.squopped is None:
+                    row["result"] = "too close"
+                elif verdict.squopped == truth_squop and (
+                    not truth_squop or upper == disputed.get("upper")
+                ):
+                    row["result"] = "right"
+                else:
+                    row["result"] = "WRONG"
+            rows.append(row)
+            print(json.dumps(row))
+    decisive = [r for r in rows if abs(r["gap"]) >= 0.3]
+    right = sum(r["result"] == "right" for r in decisive)
+    wrong = sum(r["result"] == "WRONG" for r in rows)
+    print()
+    print(f"photos: {len(rows)}")
+    if decisive:
+        print(
+            f"right on |gap| >= 0.3 mm: {right}/{len(decisive)} "
+            f"= {100 * right / len(decisive):.0f}%"
+            " (target >= 95%)"
+        )
+    print(f"wrong calls not 'too close to call': {wrong} (target 0)")
+    print(f"too close to call: {sum(r['result'] == 'too close' for r in rows)}")
+    print(f"wrong pair or error: {sum(r['result'] in ('wrong pair', 'error') for r in rows)}")
+    if times:
+        print(f"median time per photo: {statistics.median(times):.2f} s (target <= 1.5 s)")
+        err = [
+            abs(r["overlap"] + r["gap"])
+            for r in rows
+            if r.get("result") in ("right", "WRONG", "too close")
+        ]
+        if err:
+            print(f"median |overlap error|: {statistics.median(err):.2f} mm")
+    return 0
+
+
+if __name__ == "__main__":
+    args = [Path(a) for a in sys.argv[1:]] or DEFAULT_FOLDERS
+    raise SystemExit(main(args))

@@ -1,0 +1,224 @@
+"""``winkref review PHOTO``: the umpire's verdict on a disputed squop.
+
+Reads a close-up photo (or two, from different sides: rule D.1), finds the
+winks, and decides for the disputed pair whether one squops the other, by how
+much, and how sure that is. Output is text for the players, or JSON with
+``--json``; ``--annotate OUT.png`` writes a zoomed picture of the pair with
+both rims, the overlap (or gap) filled, and the number in mm.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from vision.review import Verdict, combine, review_photo
+
+
+class UnreadablePhotoError(ValueError):
+    """The photo file is missing or is not an image."""
+
+
+class BadOptionError(ValueError):
+    """An option value that cannot be parsed."""
+
+
+def load_photo(path: Path) -> npt.NDArray[np.uint8]:
+    """Read a colour photo, with a clear error when that is impossible."""
+    if not path.exists():
+        raise UnreadablePhotoError(f"photo {str(path)!r} does not exist; check the path")
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise UnreadablePhotoError(
+            f"cannot read {str(path)!r} as an image; give a JPEG or PNG photo"
+        )
+    return np.asarray(image, dtype=np.uint8)
+
+
+def parse_pair(text: str | None) -> tuple[str, str] | None:
+    """``"W1,W2"`` -> ``("W1", "W2")``."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) != 2:
+        raise BadOptionError(f"--pair wants two wink ids like W1,W2, but got {text!r}")
+    return parts[0], parts[1]
+
+
+def parse_near(text: str | None) -> tuple[float, float] | None:
+    """``"2010,1500"`` -> ``(2010.0, 1500.0)`` pixels."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        x, y = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise BadOptionError(
+            f"--near wants pixel coordinates like 2010,1500, but got {text!r}"
+        ) from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise BadOptionError(f"--near wants finite pixel coordinates, but got {text!r}")
+    return x, y
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The JSON form: the required fields first, then the evidence."""
+    return {
+        "squopped": verdict.squopped,
+        "upper": verdict.upper,
+        "lower": verdict.lower,
+        "pair": list(verdict.ids),
+        "overlap_mm": round(verdict.overlap_mm, 3),
+        "uncertainty_mm": round(verdict.uncertainty_mm, 3),
+        "too_close_to_call": verdict.squopped is None,
+        "summary": verdict.summary,
+        "upper_raised": verdict.upper_raised,
+        "plane_tilt_deg": round(verdict.plane_tilt_deg, 1),
+        "mm_per_px": round(verdict.mm_per_px, 4),
+        "notes": list(verdict.notes),
+        "winks": [
+            {
+                "id": w.id,
+                "colour": w.colour,
+                "diameter_mm": w.diameter_mm,
+                "image_xy_px": [round(v, 1) for v in w.ellipse.centre_xy_px],
+                "plan_xy_mm": [round(v, 2) for v in w.plan_xy_mm],
+                "rim_visible_fraction": round(w.rim_visible_fraction, 2),
+            }
+            for w in verdict.winks
+        ],
+    }
+
+
+def annotate(image_bgr: npt.NDArray[np.uint8], verdict: Verdict) -> npt.NDArray[np.uint8]:
+    """A zoomed crop of the pair: both rims, the overlap or gap filled, the number in mm."""
+    by_id = {w.id: w for w in verdict.winks}
+    a, b = by_id[verdict.ids[0]], by_id[verdict.ids[1]]
+    pts_a = a.ellipse.points(360)
+    pts_b = b.ellipse.points(360)
+    allpts = np.vstack([pts_a, pts_b])
+    lo = np.floor(allpts.min(axis=0) - 0.3 * (allpts.max(axis=0) - allpts.min(axis=0)))
+    hi = np.ceil(allpts.max(axis=0) + 0.3 * (allpts.max(axis=0) - allpts.min(axis=0)))
+    h, w = image_bgr.shape[:2]
+    x0, y0 = int(max(0, lo[0])), int(max(0, lo[1]))
+    x1, y1 = int(min(w, hi[0])), int(min(h, hi[1]))
+    crop = image_bgr[y0:y1, x0:x1].copy()
+    scale = 900.0 / max(1, max(crop.shape[:2]))
+    crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+
+    def to_crop(p: npt.NDArray[np.float64]) -> npt.NDArray[np.int32]:
+        return np.round((p - [x0, y0]) * scale * 8).astype(np.int32)  # 3 fractional bits
+
+    mask_a = np.zeros(crop.shape[:2], np.uint8)
+    mask_b = np.zeros(crop.shape[:2], np.uint8)
+    cv2.fillPoly(mask_a, [to_crop(pts_a)], 255, cv2.LINE_AA, 3)
+    cv2.fillPoly(mask_b, [to_crop(pts_b)], 255, cv2.LINE_AA, 3)
+    lens = (mask_a > 0) & (mask_b > 0)
+    colour = (
+        (0, 0, 255)
+        if verdict.squopped
+        else (0, 200, 255)
+        if verdict.squopped is None
+        else (0, 200, 0)
+    )
+    if lens.any():
+        overlay = crop.copy()
+        overlay[lens] = colour
+        crop = cv2.addWeighted(overlay, 0.6, crop, 0.4, 0)
+    else:
+        # A gap: mark the segment between the two rims along the line of centres.
+        ca, cb = np.asarray(a.ellipse.centre_xy_px), np.asarray(b.ellipse.centre_xy_px)
+        u = (cb - ca) / max(1e-9, float(np.linalg.norm(cb - ca)))
+        ea = ca + u * _radius_along(a.ellipse, u)
+        eb = cb - u * _radius_along(b.ellipse, -u)
+        cv2.line(crop, tuple(to_crop(ea)), tuple(to_crop(eb)), colour, 3, cv2.LINE_AA, 3)
+    cv2.polylines(crop, [to_crop(pts_a)], True, (255, 255, 255), 2, cv2.LINE_AA, 3)
+    cv2.polylines(crop, [to_crop(pts_b)], True, (40, 40, 40), 2, cv2.LINE_AA, 3)
+    for wk in (a, b):
+        c = (np.asarray(wk.ellipse.centre_xy_px) - [x0, y0]) * scale
+        cv2.putText(
+            crop,
+            wk.id,
+            (int(c[0]) - 20, int(c[1]) + 10),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            1.0,
+            (255, 255, 255),
+            3,
+            cv2.LINE_AA,
+        )
+        cv2.putText(
+            crop,
+            wk.id,
+            (int(c[0]) - 20, int(c[1]) + 10),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            1.0,
+            (0, 0, 0),
+            1,
+            cv2.LINE_AA,
+        )
+    text = verdict.summary
+    band = np.full((70, crop.shape[1], 3), 255, np.uint8)
+    cv2.putText(band, text[:70], (10, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 0), 2, cv2.LINE_AA)
+    if len(text) > 70:
+        cv2.putText(
+            band, text[70:140], (10, 60), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 0), 2, cv2.LINE_AA
+        )
+    return np.vstack([crop, band])
+
+
+def _radius_along(ellipse: Any, direction: npt.NDArray[np.float64]) -> float:
+    a, b = ellipse.semi_axes_px
+    c, s = math.cos(ellipse.angle_rad), math.sin(ellipse.angle_rad)
+    x = direction[0] * c + direction[1] * s
+    y = -direction[0] * s + direction[1] * c
+    return 1.0 / math.sqrt((x / a) ** 2 + (y / b) ** 2)
+
+
+def run(
+    photo: Path,
+    *,
+    pair: str | None = None,
+    near: str | None = None,
+    json_output: bool = False,
+    annotate_path: Path | None = None,
+    second: Path | None = None,
+) -> str:
+    """Review the disputed pair and return the text to print."""
+    if pair is not None and near is not None:
+        raise BadOptionError("give either --pair or --near, not both")
+    pair_ids = parse_pair(pair)
+    near_xy = parse_near(near)
+    image = load_photo(photo)
+    verdict = review_photo(image, pair=pair_ids, near_xy_px=near_xy)
+    if second is not None:
+        image2 = load_photo(second)
+        # The second photo's labels differ; its disputed pair is the one nearest its centre.
+        verdict = combine(verdict, review_photo(image2))
+    if annotate_path is not None:
+        ok = cv2.imwrite(str(annotate_path), annotate(image, verdict))
+        if not ok:
+            raise UnreadablePhotoError(
+                f"cannot write the annotated image to {str(annotate_path)!r}; use a .png path "
+                "in a folder that exists"
+            )
+    if json_output:
+        return json.dumps(verdict_json(verdict), indent=2)
+    lines = [verdict.summary]
+    lines.append(
+        "winks found: "
+        + ", ".join(
+            f"{w.id} ({w.colour or '?'} {'large' if w.diameter_mm > 20 else 'small'} "
+            f"at {w.ellipse.centre_xy_px[0]:.0f},{w.ellipse.centre_xy_px[1]:.0f} px)"
+            for w in verdict.winks
+        )
+    )
+    lines.extend(f"note: {n}" for n in verdict.notes)
+    return "\n".join(lines)

@@ -1,0 +1,545 @@
+"""Find the winks in a close-up photo: sub-pixel rims and robust ellipse fits.
+
+A close-up (a phone 15-40 cm above a disputed pair) shows each wink as a large,
+well-resolved ellipse. Winks differ from the felt in colour or brightness, so
+a map of the colour distance from the local felt colour separates them; the
+half-level iso-line of that map, traced by marching squares on the full
+resolution image, gives sub-pixel rim points. Touching winks merge into one
+blob, so ellipses are pulled out of each blob's rim one at a time by RANSAC
+on short arcs, the way a person would trace each visible arc.
+
+Everything returned is in the project's own types (:class:`ImageEllipse`,
+:class:`CloseupWink`); no raw OpenCV output leaves this module.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+from skimage import measure
+
+from rules.board import Colour
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Blob finding works at a quarter of the resolution (4032 -> 1008 px wide).
+_COARSE_SCALE = 4
+#: The felt colour is a median over a window several winks wide.
+_BACKGROUND_SCALE = 16
+#: Weight of the lightness difference in the colour distance: low, so soft
+#: shadows on the felt do not look like winks, but not zero, so dark or pale
+#: winks on a similar hue still do.
+_LIGHTNESS_WEIGHT = 0.6
+#: Darkening of the felt (CIELAB L units, 0-255 scale) that is taken for a shadow.
+_SHADOW_ALLOWANCE = 30.0
+#: Colour distance (CIELAB units) above which a coarse pixel may be a wink.
+_BLOB_THRESHOLD = 9.0
+#: RANSAC: rim points within this many pixels of an ellipse support it.
+_INLIER_PX = 2.0
+
+
+class NoWinksFoundError(ValueError):
+    """The photo shows nothing that looks like a wink."""
+
+
+@dataclass(frozen=True)
+class ImageEllipse:
+    """An ellipse in the image, pixels.
+
+    Parameters
+    ----------
+    centre_xy_px : (2,) tuple of float
+    semi_axes_px : (2,) tuple of float
+        Semi-major then semi-minor axis.
+    angle_rad : float
+        Direction of the major axis from the image x axis (towards +y, i.e. down).
+    """
+
+    centre_xy_px: tuple[float, float]
+    semi_axes_px: tuple[float, float]
+    angle_rad: float
+
+    def points(self, n: int = 180) -> FloatArray:
+        """(n, 2) points on the ellipse, pixels."""
+        t = np.linspace(0, 2 * np.pi, n, endpoint=False)
+        return ellipse_points(self, t)
+
+    def contains(self, image_xy_px: npt.ArrayLike, margin_px: float = 0.0) -> npt.NDArray[np.bool_]:
+        """Whether points lie inside the ellipse grown by ``margin_px``."""
+        u = _to_unit_circle(self, np.asarray(image_xy_px, dtype=np.float64), margin_px)
+        return np.asarray(np.hypot(u[:, 0], u[:, 1]) <= 1.0)
+
+    def distance_px(self, image_xy_px: npt.ArrayLike) -> FloatArray:
+        """Approximate signed distance of points from the rim (positive outside), pixels."""
+        pts = np.asarray(image_xy_px, dtype=np.float64).reshape(-1, 2)
+        u = _to_unit_circle(self, pts, 0.0)
+        rho = np.hypot(u[:, 0], u[:, 1])
+        # Scale the radial excess by the local radius of the ellipse along that ray.
+        a, b = self.semi_axes_px
+        cos_t, sin_t = u[:, 0] / np.maximum(rho, 1e-12), u[:, 1] / np.maximum(rho, 1e-12)
+        local_r = np.hypot(a * cos_t, b * sin_t)
+        return np.asarray((rho - 1.0) * local_r)
+
+
+def ellipse_points(ellipse: ImageEllipse, t: FloatArray) -> FloatArray:
+    """Points at parameter angles ``t`` (radians) on the ellipse, (n, 2) pixels."""
+    a, b = ellipse.semi_axes_px
+    c, s = math.cos(ellipse.angle_rad), math.sin(ellipse.angle_rad)
+    x = a * np.cos(t)
+    y = b * np.sin(t)
+    cx, cy = ellipse.centre_xy_px
+    return np.column_stack([cx + c * x - s * y, cy + s * x + c * y])
+
+
+def _to_unit_circle(ellipse: ImageEllipse, pts: FloatArray, margin_px: float) -> FloatArray:
+    a, b = ellipse.semi_axes_px
+    c, s = math.cos(ellipse.angle_rad), math.sin(ellipse.angle_rad)
+    d = pts.reshape(-1, 2) - np.asarray(ellipse.centre_xy_px)
+    x = d[:, 0] * c + d[:, 1] * s
+    y = -d[:, 0] * s + d[:, 1] * c
+    return np.column_stack([x / (a + margin_px), y / (b + margin_px)])
+
+
+@dataclass(frozen=True, eq=False)
+class CloseupWink:
+    """One wink found in a close-up photo.
+
+    Parameters
+    ----------
+    id : str
+        Short label for the user, e.g. ``"W3"`` (the photo cannot tell which
+        of a colour's winks it is).
+    colour : Colour or None
+        None when the colour could not be told.
+    ellipse : ImageEllipse
+        Fit of the visible silhouette (top face and side wall), pixels.
+    rim_image_px : (k, 2) ndarray
+        The sub-pixel rim points that support the fit, pixels.
+    rim_visible_fraction : float
+        Share of the rim seen (1 for an unoccluded wink).
+    fit_rms_px : float
+        Root-mean-square distance of the rim points from the ellipse, pixels.
+    """
+
+    id: str
+    colour: Colour | None
+    ellipse: ImageEllipse
+    rim_image_px: FloatArray
+    rim_visible_fraction: float
+    fit_rms_px: float
+
+
+# --------------------------------------------------------------------------
+# Ellipse fitting
+# --------------------------------------------------------------------------
+
+
+def fit_ellipse_direct(points_xy: FloatArray) -> ImageEllipse | None:
+    """Least-squares ellipse through points (Halir & Flusser's stable direct fit).
+
+    Returns None when the points do not determine an ellipse (too few,
+    collinear, or the best conic is not an ellipse).
+    """
+    pts = np.asarray(points_xy, dtype=np.float64).reshape(-1, 2)
+    if len(pts) < 5:
+        return None
+    mean = pts.mean(axis=0)
+    scale = float(np.sqrt(((pts - mean) ** 2).sum(axis=1).mean())) or 1.0
+    x = (pts[:, 0] - mean[0]) / scale
+    y = (pts[:, 1] - mean[1]) / scale
+    d1 = np.column_stack([x * x, x * y, y * y])
+    d2 = np.column_stack([x, y, np.ones_like(x)])
+    s1, s2, s3 = d1.T @ d1, d1.T @ d2, d2.T @ d2
+    try:
+        t = -np.linalg.solve(s3, s2.T)
+    except np.linalg.LinAlgError:
+        return None
+    m = s1 + s2 @ t
+    m = np.array([m[2] / 2, -m[1], m[0] / 2])
+    try:
+        evals, evecs = np.linalg.eig(m)
+    except np.linalg.LinAlgError:
+        return None
+    evecs = np.real(evecs)
+    cond = 4 * evecs[0] * evecs[2] - evecs[1] ** 2
+    ok = np.flatnonzero(cond > 0)
+    if len(ok) == 0:
+        return None
+    a1 = evecs[:, ok[0]]
+    conic = np.concatenate([a1, t @ a1])
+    return _conic_to_ellipse(conic, mean, scale)
+
+
+def _conic_to_ellipse(conic: FloatArray, mean: FloatArray, scale: float) -> ImageEllipse | None:
+    a, b, c, d, e, f = conic
+    den = b * b - 4 * a * c
+    if den >= 0:
+        return None
+    x0 = (2 * c * d - b * e) / den
+    y0 = (2 * a * e - b * d) / den
+    num = 2 * (a * e * e + c * d * d - b * d * e + den * f)
+    root = math.sqrt((a - c) ** 2 + b * b)
+    s1 = num * (a + c + root)
+    s2 = num * (a + c - root)
+    if s1 <= 0 or s2 <= 0:
+        return None
+    ax1 = math.sqrt(s1) / -den
+    ax2 = math.sqrt(s2) / -den
+    # ax1 lies along the angle below; keep the major axis first.
+    if abs(b) < 1e-15:
+        theta = 0.0 if a < c else math.pi / 2
+    else:
+        theta = math.atan2(c - a - root, b)
+    if ax1 < ax2:
+        ax1, ax2 = ax2, ax1
+        theta += math.pi / 2
+    theta = (theta + math.pi / 2) % math.pi - math.pi / 2
+    return ImageEllipse(
+        centre_xy_px=(float(x0 * scale + mean[0]), float(y0 * scale + mean[1])),
+        semi_axes_px=(float(ax1 * scale), float(ax2 * scale)),
+        angle_rad=float(theta),
+    )
+
+
+def _ransac_arcs(
+    rim_xy: FloatArray,
+    chains: list[FloatArray],
+    *,
+    min_semi_minor_px: float,
+    max_semi_major_px: float,
+    rng: np.random.Generator,
+) -> list[tuple[ImageEllipse, npt.NDArray[np.bool_]]]:
+    """Pull ellipses out of one blob's rim, best supported first.
+
+    Minimal samples are drawn from short stretches of one contour chain, so
+    that all five points usually belong to the same wink even when several
+    winks touch.
+    """
+    found: list[tuple[ImageEllipse, npt.NDArray[np.bool_]]] = []
+    remaining = np.ones(len(rim_xy), dtype=bool)
+    offsets = np.cumsum([0] + [len(c) for c in chains])
+    lengths = np.array([len(c) for c in chains], dtype=np.float64)
+    pick = lengths / lengths.sum()
+    for _ in range(8):
+        if remaining.sum() < 30:
+            break
+        best: tuple[ImageEllipse, npt.NDArray[np.bool_]] | None = None
+        best_support = 0.0
+        for trial_no in range(80):
+            k = int(rng.choice(len(chains), p=pick))
+            lo, hi = int(offsets[k]), int(offsets[k + 1])
+            n = hi - lo
+            if n < 20:
+                continue
+            span = max(10, n // 2 if trial_no % 2 else n // 4)
+            start = int(rng.integers(n))
+            idx = lo + (start + np.sort(rng.choice(span, 5, replace=False))) % n
+            if not remaining[idx].all():
+                continue
+            model = fit_ellipse_direct(rim_xy[idx])
+            if model is None or not _plausible(model, min_semi_minor_px, max_semi_major_px):
+                continue
+            inl = remaining & (np.abs(model.distance_px(rim_xy)) < _INLIER_PX)
+            # Support is rim length explained, relative to the ellipse's perimeter,
+            # so one large wink does not always beat a well-seen small one.
+            support = inl.sum() / math.sqrt(model.semi_axes_px[0])
+            if support > best_support:
+                best, best_support = (model, inl), support
+        if best is None:
+            break
+        model, inl = best
+        for tol in (3 * _INLIER_PX, 2 * _INLIER_PX, _INLIER_PX, _INLIER_PX):
+            band = remaining & (np.abs(model.distance_px(rim_xy)) < tol)
+            refit = fit_ellipse_direct(rim_xy[band])
+            if refit is None or not _plausible(refit, min_semi_minor_px, max_semi_major_px):
+                break
+            model = refit
+        inl = remaining & (np.abs(model.distance_px(rim_xy)) < _INLIER_PX)
+        coverage = _angular_coverage(model, rim_xy[inl])
+        if inl.sum() < 40 or coverage < 0.35:
+            # Too little rim: mark the sample's points spent and try the rest.
+            remaining &= ~inl
+            continue
+        if any(_same_wink(model, other) for other, _ in found):
+            remaining &= ~inl
+            continue
+        found.append((model, inl))
+        remaining &= ~(np.abs(model.distance_px(rim_xy)) < 2 * _INLIER_PX)
+    return found
+
+
+def _same_wink(e1: ImageEllipse, e2: ImageEllipse) -> bool:
+    """Two fits of one wink: centres closer than a third of the smaller minor axis."""
+    gap = math.hypot(
+        e1.centre_xy_px[0] - e2.centre_xy_px[0], e1.centre_xy_px[1] - e2.centre_xy_px[1]
+    )
+    return gap < min(e1.semi_axes_px[1], e2.semi_axes_px[1]) / 3
+
+
+def _plausible(e: ImageEllipse, min_semi_minor_px: float, max_semi_major_px: float) -> bool:
+    a, b = e.semi_axes_px
+    # Up to 45 degrees from vertical plus a wink's own tilt: b/a above ~0.45.
+    return min_semi_minor_px <= b and a <= max_semi_major_px and b / a > 0.45
+
+
+def _angular_coverage(e: ImageEllipse, pts: FloatArray) -> float:
+    """Share of the ellipse's parameter angle covered by points (36 bins)."""
+    if len(pts) == 0:
+        return 0.0
+    u = _to_unit_circle(e, pts, 0.0)
+    ang = np.arctan2(u[:, 1], u[:, 0])
+    bins = np.unique(((ang + np.pi) / (2 * np.pi) * 36).astype(int) % 36)
+    return len(bins) / 36.0
+
+
+# --------------------------------------------------------------------------
+# Colour
+# --------------------------------------------------------------------------
+
+#: Hue angle (degrees, atan2(b*, a*) of the difference from the felt) of each colour.
+_HUE_DEG = {Colour.RED: 20.0, Colour.YELLOW: 85.0, Colour.GREEN: 150.0, Colour.BLUE: -80.0}
+
+
+def _classify_colour(delta_lab: FloatArray) -> Colour | None:
+    """Colour from the median CIELAB difference to the felt, or None if grey."""
+    da, db = float(delta_lab[1]), float(delta_lab[2])
+    if math.hypot(da, db) < 4.0:
+        return None
+    hue = math.degrees(math.atan2(db, da))
+    best = min(_HUE_DEG, key=lambda c: abs((hue - _HUE_DEG[c] + 180) % 360 - 180))
+    return best
+
+
+# --------------------------------------------------------------------------
+# Detection
+# --------------------------------------------------------------------------
+
+
+def _lab(image_bgr: npt.NDArray[np.uint8]) -> FloatArray:
+    # float32: these maps are large and precision beyond 1e-6 is not needed.
+    return cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
+
+
+def _colour_distance(lab: FloatArray, felt_lab: FloatArray) -> FloatArray:
+    d = lab - np.asarray(felt_lab, dtype=np.float32)
+    # Shadows on the felt are darker but keep its hue: forgive darkening up to
+    # _SHADOW_ALLOWANCE, so that only winks (a hue, or much darker, or lighter) stand out.
+    dl = np.where(d[..., 0] < 0, np.maximum(0.0, -d[..., 0] - _SHADOW_ALLOWANCE), d[..., 0])
+    return np.sqrt((_LIGHTNESS_WEIGHT * dl) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2)
+
+
+def find_closeup_winks(
+    image_bgr: npt.NDArray[np.uint8], *, seed: int = 0
+) -> tuple[CloseupWink, ...]:
+    """All winks in a close-up photo, ordered by distance from the image centre.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+    seed : int
+        RANSAC seed; results are reproducible for a given seed.
+
+    Raises
+    ------
+    NoWinksFoundError
+        When nothing in the photo fits a wink.
+    """
+    if image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+        raise ValueError(f"expected a colour image (H, W, 3), but got shape {image_bgr.shape}")
+    height, width = image_bgr.shape[:2]
+    rng = np.random.default_rng(seed)
+    coarse = cv2.resize(
+        image_bgr,
+        (max(1, width // _COARSE_SCALE), max(1, height // _COARSE_SCALE)),
+        interpolation=cv2.INTER_AREA,
+    )
+    coarse_lab = _lab(coarse)
+    bg_small = cv2.resize(
+        coarse,
+        (max(1, width // _BACKGROUND_SCALE), max(1, height // _BACKGROUND_SCALE)),
+        interpolation=cv2.INTER_AREA,
+    )
+    ksize = max(3, (min(bg_small.shape[:2]) // 3) | 1)
+    bg_small = cv2.medianBlur(bg_small, ksize)
+    felt_coarse = _lab(cv2.resize(bg_small, (coarse.shape[1], coarse.shape[0])))
+    dist_coarse = _colour_distance(coarse_lab, felt_coarse)
+    mask = (dist_coarse > _BLOB_THRESHOLD).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    n_labels, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+
+    # A wink is 16-22 mm across; 15-40 cm away that is about 1/25 to 1/4 of
+    # the image width. Overhead webcam frames are handled elsewhere.
+    min_semi_minor_px = width / 120.0
+    max_semi_major_px = width / 5.0
+    winks: list[CloseupWink] = []
+    for label in range(1, n_labels):
+        x0, y0, w, h, area = stats[label]
+        if area * _COARSE_SCALE**2 < math.pi * min_semi_minor_px**2 * 0.5:
+            continue
+        pad = 3
+        xa = max(0, (x0 - pad) * _COARSE_SCALE)
+        ya = max(0, (y0 - pad) * _COARSE_SCALE)
+        xb = min(width, (x0 + w + pad) * _COARSE_SCALE)
+        yb = min(height, (y0 + h + pad) * _COARSE_SCALE)
+        winks.extend(
+            _winks_in_blob(
+                image_bgr[ya:yb, xa:xb],
+                felt_lab=np.median(felt_coarse[labels == label].reshape(-1, 3), axis=0),
+                offset_xy=(xa, ya),
+                min_semi_minor_px=min_semi_minor_px,
+                max_semi_major_px=max_semi_major_px,
+                rng=rng,
+            )
+        )
+    if not winks:
+        raise NoWinksFoundError(
+            "no winks found in the photo: nothing there has a wink's colour and round outline; "
+            "take the photo closer to the winks, in good light"
+        )
+    centre = np.array([width / 2, height / 2])
+    winks.sort(key=lambda k: float(np.hypot(*(np.asarray(k.ellipse.centre_xy_px) - centre))))
+    return tuple(
+        CloseupWink(
+            id=f"W{i + 1}",
+            colour=k.colour,
+            ellipse=k.ellipse,
+            rim_image_px=k.rim_image_px,
+            rim_visible_fraction=k.rim_visible_fraction,
+            fit_rms_px=k.fit_rms_px,
+        )
+        for i, k in enumerate(winks)
+    )
+
+
+def _median_inside(values: FloatArray, ellipse: ImageEllipse) -> float:
+    cx, cy = ellipse.centre_xy_px
+    a = ellipse.semi_axes_px[0]
+    ys, xs = np.mgrid[
+        max(0, int(cy - a)) : min(values.shape[0], int(cy + a) + 1) : 2,
+        max(0, int(cx - a)) : min(values.shape[1], int(cx + a) + 1) : 2,
+    ]
+    pts = np.column_stack([xs.ravel(), ys.ravel()]).astype(np.float64)
+    inside = ellipse.contains(pts)
+    if inside.sum() < 5:
+        return float("nan")
+    return float(np.median(values[ys.ravel()[inside], xs.ravel()[inside]]))
+
+
+def _winks_in_blob(
+    roi_bgr: npt.NDArray[np.uint8],
+    *,
+    felt_lab: FloatArray,
+    offset_xy: tuple[int, int],
+    min_semi_minor_px: float,
+    max_semi_major_px: float,
+    rng: np.random.Generator,
+) -> list[CloseupWink]:
+    """The winks in one blob, one colour layer at a time.
+
+    Each pixel's colour is unmixed into the wink colours present in the blob
+    (and a darkening of the felt, for shadows). The 0.5 iso-line of a colour's
+    share is then the sub-pixel edge of that colour's winks, both against the
+    felt and against a wink of another colour lying on or under it.
+    """
+    lab = _lab(roi_bgr)
+    dist = _colour_distance(lab, felt_lab)
+    felt_bgr = (
+        cv2.cvtColor(np.clip(felt_lab, 0, 255).astype(np.uint8).reshape(1, 1, 3), cv2.COLOR_LAB2BGR)
+        .reshape(3)
+        .astype(np.float64)
+    )
+    bgr = roi_bgr.astype(np.float32)
+    delta = bgr - felt_bgr.astype(np.float32)
+    solid = dist > 2 * _BLOB_THRESHOLD
+    # Interior pixels only (away from edges), to learn each colour's look.
+    grad = cv2.morphologyEx(dist.astype(np.float32), cv2.MORPH_GRADIENT, np.ones((5, 5), np.uint8))
+    solid &= grad < 0.5 * dist
+    if solid.sum() < 200:
+        return []
+    d_lab = lab[solid] - felt_lab
+    hue = np.degrees(np.arctan2(d_lab[:, 2], d_lab[:, 1]))
+    chroma = np.hypot(d_lab[:, 1], d_lab[:, 2])
+    names = list(_HUE_DEG)
+    centres = np.array([_HUE_DEG[c] for c in names])
+    diff = np.abs((hue[:, None] - centres[None, :] + 180) % 360 - 180)
+    cls = np.argmin(diff, axis=1)
+    cls[chroma < 4.0] = -1
+    min_px = max(300, int(0.02 * solid.sum()))
+    present = []
+    for k, colour in enumerate(names):
+        sel = cls == k
+        if sel.sum() >= min_px:
+            present.append((int(sel.sum()), colour, np.median(delta[solid][sel], axis=0)))
+    if not present:
+        return []
+    present.sort(key=lambda p: -p[0])
+    present = present[:3]
+    basis = [p[2] for p in present]
+    if len(basis) < 3:
+        basis.append(-felt_bgr)  # darkening of the felt: a shadow
+    mix = np.linalg.pinv(np.column_stack(basis)).astype(np.float32)  # (k, 3)
+    shares = delta @ mix.T  # (H, W, k)
+    # Only near strongly coloured pixels: elsewhere the felt's texture makes noise.
+    near_wink = cv2.dilate(
+        (dist > 2 * _BLOB_THRESHOLD).astype(np.uint8), np.ones((9, 9), np.uint8)
+    ).astype(bool)
+
+    candidates: list[tuple[float, ImageEllipse, FloatArray, Colour]] = []
+    for k, (_, colour, _) in enumerate(present):
+        share = cv2.GaussianBlur(np.ascontiguousarray(shares[..., k]), (0, 0), 1.5)
+        share[~near_wink] = 0.0
+        chains = [c[:, ::-1] for c in measure.find_contours(share, 0.5) if len(c) >= 60]
+        if not chains:
+            continue
+        rim = np.vstack(chains)
+        for model, inl in _ransac_arcs(
+            rim,
+            chains,
+            min_semi_minor_px=min_semi_minor_px,
+            max_semi_major_px=max_semi_major_px,
+            rng=rng,
+        ):
+            a, b = model.semi_axes_px
+            core = ImageEllipse(model.centre_xy_px, (0.6 * a, 0.6 * b), model.angle_rad)
+            if not _median_inside(share, core) > 0.6:
+                continue  # an ellipse through a gap between winks, not a wink
+            candidates.append((-float(inl.sum()), model, rim[inl], colour))
+    candidates.sort(key=lambda c: c[0])
+    out: list[CloseupWink] = []
+    for _, model, pts, colour in candidates:
+        if any(_same_wink(model, other.ellipse) for other in out):
+            continue
+        resid = model.distance_px(pts)
+        cx, cy = model.centre_xy_px
+        out.append(
+            CloseupWink(
+                id="",
+                colour=colour,
+                ellipse=model,
+                rim_image_px=pts,
+                rim_visible_fraction=_angular_coverage(model, pts),
+                fit_rms_px=float(np.sqrt(np.mean(resid**2))),
+            )
+        )
+    return [
+        CloseupWink(
+            id="",
+            colour=w.colour,
+            ellipse=ImageEllipse(
+                (
+                    w.ellipse.centre_xy_px[0] + offset_xy[0],
+                    w.ellipse.centre_xy_px[1] + offset_xy[1],
+                ),
+                w.ellipse.semi_axes_px,
+                w.ellipse.angle_rad,
+            ),
+            rim_image_px=w.rim_image_px + np.asarray(offset_xy, dtype=np.float64),
+            rim_visible_fraction=w.rim_visible_fraction,
+            fit_rms_px=w.fit_rms_px,
+        )
+        for w in out
+    ]

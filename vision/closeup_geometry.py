@@ -1,0 +1,296 @@
+"""Rectify the mat plane in a close-up from the winks alone.
+
+The mat's edges are usually out of view, but every wink is a circle of known
+diameter (rule 2.1.1: 22 or 16 mm) lying in the mat plane. The plane's tilt is
+the one that makes the winks' rims circles again when the image rays are cut
+with it (metric rectification from circles); the scale then follows from the
+known diameters.
+
+Conventions: camera frame as OpenCV (x right, y down, z forward). The plane
+has unit normal ``normal`` pointing away from the camera (into the table) and
+lies at ``distance_mm`` from the camera centre: ``normal . X = distance_mm``.
+A point ``height_mm`` above the mat satisfies ``normal . X = distance_mm -
+height_mm``. Plane coordinates (``plane_xy_mm``) are millimetres along two
+unit vectors in the plane, with the origin where the camera's perpendicular
+meets the plane (the point the camera looks straight down on).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from scipy import optimize
+
+from rules.board import LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM, WINK_THICKNESS_MM
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Typical phone main camera: about 68 degrees across the long side.
+DEFAULT_HFOV_DEG = 68.0
+
+
+class RectificationError(ValueError):
+    """The winks in view do not determine the mat plane."""
+
+
+@dataclass(frozen=True)
+class PinholeIntrinsics:
+    """An undistorted pinhole camera: focal length and principal point, pixels."""
+
+    focal_px: float
+    principal_xy_px: tuple[float, float]
+
+    @classmethod
+    def from_hfov(cls, width_px: int, height_px: int, hfov_deg: float) -> PinholeIntrinsics:
+        """Principal point at the image centre; focal length from the field of view."""
+        focal = 0.5 * width_px / math.tan(math.radians(hfov_deg) / 2)
+        return cls(focal, ((width_px - 1) / 2, (height_px - 1) / 2))
+
+    def rays(self, image_xy_px: npt.ArrayLike) -> FloatArray:
+        """(n, 3) ray directions (z = 1) through pixels."""
+        pts = np.asarray(image_xy_px, dtype=np.float64).reshape(-1, 2)
+        out = np.ones((len(pts), 3))
+        out[:, 0] = (pts[:, 0] - self.principal_xy_px[0]) / self.focal_px
+        out[:, 1] = (pts[:, 1] - self.principal_xy_px[1]) / self.focal_px
+        return out
+
+    def project(self, camera_xyz: FloatArray) -> FloatArray:
+        """(n, 2) pixels of camera-frame points."""
+        p = np.asarray(camera_xyz, dtype=np.float64).reshape(-1, 3)
+        return np.column_stack(
+            [
+                self.focal_px * p[:, 0] / p[:, 2] + self.principal_xy_px[0],
+                self.focal_px * p[:, 1] / p[:, 2] + self.principal_xy_px[1],
+            ]
+        )
+
+
+def _normal_from_angles(tilt_rad: float, azimuth_rad: float) -> FloatArray:
+    s = math.sin(tilt_rad)
+    return np.array([s * math.cos(azimuth_rad), s * math.sin(azimuth_rad), math.cos(tilt_rad)])
+
+
+def _plane_basis(normal: FloatArray) -> tuple[FloatArray, FloatArray]:
+    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = helper - normal * float(helper @ normal)
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(normal, e1)
+    return e1, e2
+
+
+@dataclass(frozen=True, eq=False)
+class MatPlane:
+    """The mat plane in the camera frame.
+
+    Parameters
+    ----------
+    intrinsics : PinholeIntrinsics
+    normal : (3,) ndarray
+        Unit normal, pointing away from the camera.
+    distance_mm : float
+        Distance from the camera centre to the plane along the normal.
+    """
+
+    intrinsics: PinholeIntrinsics
+    normal: FloatArray
+    distance_mm: float
+
+    @property
+    def tilt_deg(self) -> float:
+        """Angle between the optical axis and the plane's normal."""
+        return math.degrees(math.acos(min(1.0, abs(float(self.normal[2])))))
+
+    def to_plane(self, image_xy_px: npt.ArrayLike, height_mm: npt.ArrayLike = 0.0) -> FloatArray:
+        """Cut pixel rays with the plane ``height_mm`` above the mat: (n, 2) plane mm."""
+        rays = self.intrinsics.rays(image_xy_px)
+        h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(rays),))
+        lam = (self.distance_mm - h) / (rays @ self.normal)
+        pts = rays * lam[:, None]
+        e1, e2 = _plane_basis(self.normal)
+        return np.column_stack([pts @ e1, pts @ e2])
+
+    def to_image(self, plane_xy_mm: npt.ArrayLike, height_mm: npt.ArrayLike = 0.0) -> FloatArray:
+        """Project plane points ``height_mm`` above the mat into the image: (n, 2) px."""
+        p = np.asarray(plane_xy_mm, dtype=np.float64).reshape(-1, 2)
+        h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(p),))
+        e1, e2 = _plane_basis(self.normal)
+        xyz = (
+            p[:, :1] * e1[None, :]
+            + p[:, 1:] * e2[None, :]
+            + (self.distance_mm - h)[:, None] * self.normal[None, :]
+        )
+        return self.intrinsics.project(xyz)
+
+    def mm_per_px_at(self, image_xy_px: npt.ArrayLike) -> float:
+        """Size of one pixel on the mat near a point, mm (geometric mean of both axes)."""
+        q = np.asarray(image_xy_px, dtype=np.float64).reshape(2)
+        pts = np.array([q, q + [1.0, 0.0], q + [0.0, 1.0]])
+        p = self.to_plane(pts)
+        return float(math.sqrt(np.linalg.norm(p[1] - p[0]) * np.linalg.norm(p[2] - p[0])))
+
+
+def fit_circle(points_xy: FloatArray) -> tuple[FloatArray, float, float]:
+    """Algebraic (Kasa) circle fit: centre (2,), radius and rms residual, same units."""
+    p = np.asarray(points_xy, dtype=np.float64)
+    a = np.column_stack([2 * p[:, 0], 2 * p[:, 1], np.ones(len(p))])
+    b = (p**2).sum(axis=1)
+    sol, *_ = np.linalg.lstsq(a, b, rcond=None)
+    centre = sol[:2]
+    radius = math.sqrt(max(sol[2] + centre @ centre, 1e-12))
+    resid = np.hypot(p[:, 0] - centre[0], p[:, 1] - centre[1]) - radius
+    return centre, radius, float(np.sqrt(np.mean(resid**2)))
+
+
+def rim_heights_mm(
+    plane_xy_mm: FloatArray, centre_xy_mm: FloatArray, base_mm: float, thickness_mm: float
+) -> FloatArray:
+    """Height of each silhouette point of a flat wink whose underside is at ``base_mm``.
+
+    Seen from above at an angle, the outline on the side facing the camera is
+    the wink's lower rim and on the far side its upper rim. The camera's foot
+    is the origin of plane coordinates.
+    """
+    towards_camera = -centre_xy_mm
+    near = (plane_xy_mm - centre_xy_mm) @ towards_camera > 0
+    return np.where(near, base_mm, base_mm + thickness_mm)
+
+
+def fit_circle_known_radius(
+    points_xy: FloatArray, radius: float, start_xy: FloatArray
+) -> tuple[FloatArray, float]:
+    """Centre (2,) of a circle of given radius through points, and the rms residual.
+
+    With the radius known, a short visible arc (a wink partly under another)
+    still fixes the centre.
+    """
+    p = np.asarray(points_xy, dtype=np.float64)
+
+    def resid(c: FloatArray) -> FloatArray:
+        return np.asarray(np.hypot(p[:, 0] - c[0], p[:, 1] - c[1]) - radius)
+
+    sol = optimize.least_squares(resid, x0=np.asarray(start_xy, dtype=np.float64), method="lm")
+    return np.asarray(sol.x), float(np.sqrt(np.mean(sol.fun**2)))
+
+
+def fit_wink_circle(
+    plane: MatPlane,
+    rim_image_px: FloatArray,
+    *,
+    base_mm: float = 0.0,
+    thickness_mm: float = WINK_THICKNESS_MM,
+    radius_mm: float | None = None,
+) -> tuple[FloatArray, float, float]:
+    """Plan-view circle of a flat wink from its image rim: centre (2,) mm, radius mm, rms mm.
+
+    With ``radius_mm`` given, only the centre is fitted (for partly hidden rims).
+    """
+    pts = plane.to_plane(rim_image_px, base_mm + thickness_mm / 2)
+    centre, radius, rms = fit_circle(pts)
+    for _ in range(2):
+        heights = rim_heights_mm(
+            plane.to_plane(rim_image_px, base_mm), centre, base_mm, thickness_mm
+        )
+        pts = plane.to_plane(rim_image_px, heights)
+        if radius_mm is None:
+            centre, radius, rms = fit_circle(pts)
+        else:
+            centre, rms = fit_circle_known_radius(pts, radius_mm, centre)
+            radius = radius_mm
+    return centre, radius, rms
+
+
+def estimate_plane(
+    intrinsics: PinholeIntrinsics,
+    rims_image_px: list[FloatArray],
+    *,
+    diameters_mm: list[float] | None = None,
+) -> MatPlane:
+    """The mat plane that makes the given wink rims circles.
+
+    Parameters
+    ----------
+    intrinsics : PinholeIntrinsics
+    rims_image_px : list of (k_i, 2) ndarray
+        Rim points of winks lying flat on the mat.
+    diameters_mm : list of float, optional
+        Each wink's diameter; when None, sizes are told apart by the fitted
+        radii (two size classes 22 and 16 mm; all one size is taken as large).
+
+    Raises
+    ------
+    RectificationError
+        When no wink is given.
+    """
+    if not rims_image_px:
+        raise RectificationError("no wink rims to rectify the mat plane from")
+    subsample = [r[:: max(1, len(r) // 150)] for r in rims_image_px]
+
+    def circularity(params: FloatArray) -> FloatArray:
+        plane = MatPlane(intrinsics, _normal_from_angles(params[0], params[1]), 1.0)
+        res = []
+        for rim in subsample:
+            p = plane.to_plane(rim)
+            c, r, _ = fit_circle(p)
+            res.append((np.hypot(p[:, 0] - c[0], p[:, 1] - c[1]) - r) / r)
+        return np.concatenate(res)
+
+    best = None
+    for tilt0, az0 in _initial_normals(intrinsics, rims_image_px):
+        sol = optimize.least_squares(
+            circularity,
+            x0=[tilt0, az0],
+            bounds=([0.0, az0 - 4.0], [1.25, az0 + 4.0]),
+            method="trf",
+            loss="soft_l1",
+            f_scale=0.003,
+            max_nfev=40,
+        )
+        if best is None or sol.cost < best.cost:
+            best = sol
+    assert best is not None
+    normal = _normal_from_angles(best.x[0], best.x[1])
+    unit = MatPlane(intrinsics, normal, 1.0)
+    radii = np.array([fit_circle(unit.to_plane(r))[1] for r in subsample])
+    if diameters_mm is None:
+        diameters_mm = assign_diameters_mm(radii)
+    distance = float(np.median(np.asarray(diameters_mm) / 2 / radii))
+    plane = MatPlane(intrinsics, normal, distance)
+    # Refine the scale with the rim heights (the outline is partly the lower rim).
+    fitted = [fit_wink_circle(plane, r)[1] for r in subsample]
+    distance *= float(np.median(np.asarray(diameters_mm) / 2 / np.asarray(fitted)))
+    return MatPlane(intrinsics, normal, distance)
+
+
+def _initial_normals(
+    intrinsics: PinholeIntrinsics, rims_image_px: list[FloatArray]
+) -> list[tuple[float, float]]:
+    """Starting tilts from the roundest-looking rim: a circle seen at tilt t has axes 1 : cos t.
+
+    The minor axis points along the tilt, but the ellipse alone cannot say
+    which way; both are tried.
+    """
+    longest = max(rims_image_px, key=len)
+    centre = longest.mean(axis=0)
+    cov = np.cov((longest - centre).T)
+    evals, evecs = np.linalg.eigh(cov)
+    ratio = math.sqrt(max(evals[0], 1e-12) / max(evals[1], 1e-12))
+    tilt = math.acos(min(1.0, ratio))
+    minor = evecs[:, 0]
+    az = math.atan2(minor[1], minor[0])
+    starts = [(max(tilt, 0.02), az), (max(tilt, 0.02), az + math.pi), (0.02, 0.0)]
+    return starts
+
+
+def assign_diameters_mm(radii: npt.ArrayLike) -> list[float]:
+    """Large or small for each wink from fitted radii in any common unit.
+
+    The two sizes differ by a factor 22/16 = 1.375; radii above the
+    geometric midpoint of the largest radius and 16/22 of it are large. When
+    all are alike they are taken as large: the photo alone cannot tell.
+    """
+    r = np.asarray(radii, dtype=np.float64)
+    cut = float(r.max()) * math.sqrt(SMALL_WINK_DIAMETER_MM / LARGE_WINK_DIAMETER_MM)
+    return [LARGE_WINK_DIAMETER_MM if x >= cut else SMALL_WINK_DIAMETER_MM for x in r]

@@ -1,0 +1,440 @@
+"""The umpire's verdict on a disputed squop from one or two close-up photos.
+
+Rule 8.2: a wink is squopped when another is vertically above part of it,
+touching or not. The question is decided in plan view: do the two outlines,
+seen from straight above, overlap (positive ``overlap_mm``) or not (negative,
+a gap)?
+
+Steps: find the winks (:mod:`vision.closeup`), rectify the mat plane from
+their circles (:mod:`vision.closeup_geometry`), then for the disputed pair
+decide which one lies on top from occlusion (the upper wink's rim runs
+unbroken across the other), allow for the upper wink being raised (parallax:
+a raised rim seen at an angle lies further from the camera than it looks),
+and measure the plan-view overlap. The uncertainty combines the rim fits
+(bootstrap), the unknown focal length (a range of phone fields of view), and
+the modelling error (wink thickness and bevel). Within the uncertainty the
+verdict is "too close to call": ``squopped`` is None, never a coin toss.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from rules.board import LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM, WINK_THICKNESS_MM
+from vision.closeup import CloseupWink, ImageEllipse, find_closeup_winks
+from vision.closeup_geometry import (
+    DEFAULT_HFOV_DEG,
+    MatPlane,
+    PinholeIntrinsics,
+    RectificationError,
+    estimate_plane,
+    fit_wink_circle,
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Close pairs: plan-view gaps up to this are candidates for a dispute.
+CANDIDATE_GAP_MM = 3.0
+#: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur.
+MODEL_SIGMA_MM = 0.08
+#: The verdict's uncertainty is this many sigma (about 95 %).
+COVERAGE_SIGMA = 2.0
+#: Phone fields of view tried for the unknown focal length, degrees.
+HFOV_RANGE_DEG = (62.0, 74.0)
+
+
+class NoCandidatePairError(ValueError):
+    """No two winks are close enough to dispute."""
+
+
+class PairNotFoundError(ValueError):
+    """The pair asked for is not among the winks found."""
+
+
+@dataclass(frozen=True)
+class ReviewedWink:
+    """A wink as the review sees it: image ellipse, plan-view circle, size."""
+
+    id: str
+    colour: str | None
+    ellipse: ImageEllipse
+    plan_xy_mm: tuple[float, float]
+    diameter_mm: float
+    rim_visible_fraction: float
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The umpire's answer for one pair.
+
+    Parameters
+    ----------
+    ids : (2,) tuple of str
+        The pair, as the photo's wink labels.
+    squopped : bool or None
+        None means "too close to call".
+    upper, lower : str or None
+        Which wink is on top, when that could be seen (None for a clear gap).
+    overlap_mm : float
+        Plan-view overlap, negative for a gap.
+    uncertainty_mm : float
+        Half-width of the ~95 % interval of ``overlap_mm``.
+    """
+
+    ids: tuple[str, str]
+    squopped: bool | None
+    upper: str | None
+    lower: str | None
+    overlap_mm: float
+    uncertainty_mm: float
+    upper_raised: bool
+    plane_tilt_deg: float
+    mm_per_px: float
+    winks: tuple[ReviewedWink, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        """One line for the players."""
+        a, b = self.ids
+        num = f"{self.overlap_mm:+.2f} mm +/- {self.uncertainty_mm:.2f} mm"
+        if self.squopped is None:
+            return f"too close to call: overlap {num} between {a} and {b}"
+        if self.squopped:
+            return f"squopped: {self.upper} is on {self.lower}, overlap {num}"
+        return f"not squopped: gap between {a} and {b}, overlap {num}"
+
+
+def decide(overlap_mm: float, uncertainty_mm: float) -> bool | None:
+    """Squop if the overlap is clearly positive, no squop if clearly negative, else None."""
+    if abs(overlap_mm) <= uncertainty_mm:
+        return None
+    return overlap_mm > 0
+
+
+# --------------------------------------------------------------------------
+# Wink and plane
+# --------------------------------------------------------------------------
+
+
+def usable_winks(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]:
+    """Winks with a known colour and a clean rim fit."""
+    return tuple(w for w in winks if w.colour is not None and w.fit_rms_px < 0.9)
+
+
+def rectify(
+    winks: tuple[CloseupWink, ...], image_wh: tuple[int, int], hfov_deg: float = DEFAULT_HFOV_DEG
+) -> tuple[MatPlane, tuple[CloseupWink, ...], list[float]]:
+    """The mat plane from the winks' circles, the winks that agree with it, and their sizes.
+
+    Winks whose rectified radius fits neither 8 nor 11 mm (a false detection,
+    or a strongly tilted wink) are dropped and the plane fitted again.
+    """
+    intr = PinholeIntrinsics.from_hfov(image_wh[0], image_wh[1], hfov_deg)
+    chosen = [w for w in winks if w.rim_visible_fraction >= 0.75][:8]
+    if not chosen:
+        chosen = list(winks[:4])
+    if not chosen:
+        raise RectificationError("no wink rim is seen well enough to rectify the mat plane")
+    plane = estimate_plane(intr, [w.rim_image_px for w in chosen])
+    for _ in range(2):
+        radii = np.array([fit_wink_circle(plane, w.rim_image_px)[1] for w in chosen])
+        ok = _radius_fits_a_size(radii)
+        if ok.all() or ok.sum() == 0:
+            break
+        chosen = [w for w, good in zip(chosen, ok, strict=True) if good]
+        plane = estimate_plane(intr, [w.rim_image_px for w in chosen])
+    sizes = []
+    for w in winks:
+        r = fit_wink_circle(plane, w.rim_image_px)[1]
+        sizes.append(_nearest_diameter(2 * r))
+    return plane, tuple(winks), sizes
+
+
+def _radius_fits_a_size(radii: FloatArray) -> npt.NDArray[np.bool_]:
+    d = 2 * radii
+    rel = np.minimum(np.abs(d / LARGE_WINK_DIAMETER_MM - 1), np.abs(d / SMALL_WINK_DIAMETER_MM - 1))
+    return np.asarray(rel < 0.1)
+
+
+def _nearest_diameter(d_mm: float) -> float:
+    if abs(math.log(d_mm / LARGE_WINK_DIAMETER_MM)) < abs(math.log(d_mm / SMALL_WINK_DIAMETER_MM)):
+        return LARGE_WINK_DIAMETER_MM
+    return SMALL_WINK_DIAMETER_MM
+
+
+# --------------------------------------------------------------------------
+# Pair
+# --------------------------------------------------------------------------
+
+
+def _plan_centre(plane: MatPlane, w: CloseupWink, diameter_mm: float, base_mm: float) -> FloatArray:
+    radius = diameter_mm / 2 if w.rim_visible_fraction < 0.9 else None
+    centre, _, _ = fit_wink_circle(plane, w.rim_image_px, base_mm=base_mm, radius_mm=radius)
+    return centre
+
+
+def _gap(
+    plane: MatPlane,
+    a: CloseupWink,
+    b: CloseupWink,
+    da: float,
+    db: float,
+    base_a: float,
+    base_b: float,
+) -> float:
+    ca = _plan_centre(plane, a, da, base_a)
+    cb = _plan_centre(plane, b, db, base_b)
+    return float(np.hypot(*(ca - cb)) - da / 2 - db / 2)
+
+
+def occluder(a: CloseupWink, b: CloseupWink) -> CloseupWink | None:
+    """The wink whose rim runs on across the other's outline, if either does.
+
+    Where two winks overlap in the image, the one in front shows its whole
+    rim; the one behind has none there.
+    """
+    a_in_b = int(b.ellipse.contains(a.rim_image_px, margin_px=-2.0).sum())
+    b_in_a = int(a.ellipse.contains(b.rim_image_px, margin_px=-2.0).sum())
+    if max(a_in_b, b_in_a) < 8:
+        return None
+    if a_in_b >= 2 * b_in_a:
+        return a
+    if b_in_a >= 2 * a_in_b:
+        return b
+    return None
+
+
+def candidate_pairs(
+    plane: MatPlane, winks: tuple[CloseupWink, ...], sizes: list[float]
+) -> list[tuple[int, int, float]]:
+    """Index pairs with a flat plan-view gap under :data:`CANDIDATE_GAP_MM`, and the gap."""
+    centres = [_plan_centre(plane, w, d, 0.0) for w, d in zip(winks, sizes, strict=True)]
+    out = []
+    for i in range(len(winks)):
+        for j in range(i + 1, len(winks)):
+            gap = float(np.hypot(*(centres[i] - centres[j])) - sizes[i] / 2 - sizes[j] / 2)
+            if gap < CANDIDATE_GAP_MM:
+                out.append((i, j, gap))
+    return out
+
+
+def _contact_point_px(a: CloseupWink, b: CloseupWink) -> FloatArray:
+    ca = np.asarray(a.ellipse.centre_xy_px)
+    cb = np.asarray(b.ellipse.centre_xy_px)
+    ra, rb = a.ellipse.semi_axes_px[0], b.ellipse.semi_axes_px[0]
+    return np.asarray(ca + (cb - ca) * ra / (ra + rb))
+
+
+def choose_pair(
+    plane: MatPlane,
+    winks: tuple[CloseupWink, ...],
+    sizes: list[float],
+    image_wh: tuple[int, int],
+    *,
+    pair: tuple[str, str] | None = None,
+    near_xy_px: tuple[float, float] | None = None,
+) -> tuple[int, int]:
+    """The disputed pair: asked for by ids, nearest a pixel, or nearest the photo's centre.
+
+    Raises
+    ------
+    PairNotFoundError
+        When an asked-for id is not among the winks found.
+    NoCandidatePairError
+        When no two winks are close.
+    """
+    ids = [w.id for w in winks]
+    if pair is not None:
+        missing = [p for p in pair if p not in ids]
+        if missing:
+            raise PairNotFoundError(
+                f"wink id(s) {missing!r} not found in the photo; the winks found are "
+                f"{ids!r} (run without --pair to see them)"
+            )
+        if pair[0] == pair[1]:
+            raise PairNotFoundError(f"--pair needs two different winks, got {pair!r}")
+        return ids.index(pair[0]), ids.index(pair[1])
+    cands = candidate_pairs(plane, winks, sizes)
+    if not cands:
+        raise NoCandidatePairError(
+            f"no two of the {len(winks)} winks found are within {CANDIDATE_GAP_MM} mm of "
+            "each other; name the pair with --pair ID1,ID2 or photograph it closer"
+        )
+    target = (
+        np.asarray(near_xy_px, dtype=np.float64)
+        if near_xy_px is not None
+        else np.array([(image_wh[0] - 1) / 2, (image_wh[1] - 1) / 2])
+    )
+    i, j, _ = min(
+        cands,
+        key=lambda c: float(np.hypot(*(_contact_point_px(winks[c[0]], winks[c[1]]) - target))),
+    )
+    return i, j
+
+
+# --------------------------------------------------------------------------
+# Verdict
+# --------------------------------------------------------------------------
+
+
+def _overlap_estimate(
+    plane: MatPlane,
+    a: CloseupWink,
+    b: CloseupWink,
+    da: float,
+    db: float,
+    top: CloseupWink | None,
+) -> tuple[float, bool, str]:
+    """Plan overlap (mm) under the best supported heights, whether the top wink is raised, why."""
+    g0 = _gap(plane, a, b, da, db, 0.0, 0.0)
+    if top is None:
+        return -g0, False, "neither wink covers the other in the photo: both taken as on the mat"
+    base_a = WINK_THICKNESS_MM if top is a else 0.0
+    base_b = WINK_THICKNESS_MM if top is b else 0.0
+    g1 = _gap(plane, a, b, da, db, base_a, base_b)
+    other = b if top is a else a
+    top_c = _plan_centre(plane, top, da if top is a else db, 0.0)
+    other_c = _plan_centre(plane, other, db if top is a else da, 0.0)
+    # The camera looks straight down on the plane's origin: the farther wink
+    # can only cover the nearer one if it is raised.
+    top_is_far = float(np.hypot(*top_c)) > float(np.hypot(*other_c))
+    if top_is_far or g0 < 0:
+        return -g1, True, f"{top.id} covers {other.id}: taken as lying on it (raised)"
+    return -g0, False, f"{top.id} covers {other.id} only by perspective: both on the mat"
+
+
+def review_photo(
+    image_bgr: npt.NDArray[np.uint8],
+    *,
+    pair: tuple[str, str] | None = None,
+    near_xy_px: tuple[float, float] | None = None,
+    resamples: int = 10,
+    seed: int = 0,
+) -> Verdict:
+    """The verdict on the disputed pair in a close-up photo.
+
+    Raises
+    ------
+    NoWinksFoundError, NoCandidatePairError, PairNotFoundError, RectificationError
+    """
+    height, width = image_bgr.shape[:2]
+    found = usable_winks(find_closeup_winks(image_bgr, seed=seed))
+    if not found:
+        from vision.closeup import NoWinksFoundError
+
+        raise NoWinksFoundError(
+            "no winks found in the photo (nothing with a wink's colour and a clean round rim)"
+        )
+    # Relabel so ids count only what the user is shown.
+    found = tuple(replace(w, id=f"W{k + 1}") for k, w in enumerate(found))
+    plane, winks, sizes = rectify(found, (width, height))
+    i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
+    a, b = winks[i], winks[j]
+    da, db = sizes[i], sizes[j]
+    top = occluder(a, b)
+    overlap, raised, why = _overlap_estimate(plane, a, b, da, db, top)
+
+    # Uncertainty 1: rim fits, by resampling the rim points.
+    rng = np.random.default_rng(seed)
+    boots = []
+    for _ in range(resamples):
+        ra = replace(
+            a,
+            rim_image_px=a.rim_image_px[rng.integers(0, len(a.rim_image_px), len(a.rim_image_px))],
+        )
+        rb = replace(
+            b,
+            rim_image_px=b.rim_image_px[rng.integers(0, len(b.rim_image_px), len(b.rim_image_px))],
+        )
+        boots.append(
+            _overlap_estimate(
+                plane, ra, rb, da, db, top if top is None else (ra if top is a else rb)
+            )[0]
+        )
+    sigma_fit = float(np.std(boots)) if boots else 0.0
+    # Uncertainty 2: the focal length is a guess; the plane adapts to it.
+    by_fov = [overlap]
+    for hfov in HFOV_RANGE_DEG:
+        try:
+            p2, _, _ = rectify(winks, (width, height), hfov)
+        except RectificationError:
+            continue
+        by_fov.append(_overlap_estimate(p2, a, b, da, db, top)[0])
+    sigma_fov = float(np.ptp(by_fov)) / 2 if len(by_fov) > 1 else 0.0
+    notes = [why]
+    # Uncertainty 3: all winks one size -> the scale could be off by 22/16.
+    sigma_size = 0.0
+    if len(set(sizes)) == 1:
+        sigma_size = abs(overlap) * (1 - SMALL_WINK_DIAMETER_MM / LARGE_WINK_DIAMETER_MM) / 2
+        notes.append("all winks in view look the same size: the scale rests on that guess")
+    sigma = math.sqrt(sigma_fit**2 + sigma_fov**2 + sigma_size**2 + MODEL_SIGMA_MM**2)
+    uncertainty = COVERAGE_SIGMA * sigma
+    squopped = decide(overlap, uncertainty)
+    upper = lower = None
+    if top is not None and (squopped is not False):
+        upper = top.id
+        lower = (b if top is a else a).id
+    if squopped and upper is None:
+        notes.append("the winks overlap but the photo does not show which is on top")
+        squopped = None
+    reviewed = tuple(
+        ReviewedWink(
+            id=w.id,
+            colour=None if w.colour is None else w.colour.value,
+            ellipse=w.ellipse,
+            plan_xy_mm=tuple(float(v) for v in _plan_centre(plane, w, d, 0.0)),  # type: ignore[arg-type]
+            diameter_mm=d,
+            rim_visible_fraction=w.rim_visible_fraction,
+        )
+        for w, d in zip(winks, sizes, strict=True)
+    )
+    return Verdict(
+        ids=(a.id, b.id),
+        squopped=squopped,
+        upper=upper,
+        lower=lower,
+        overlap_mm=overlap,
+        uncertainty_mm=uncertainty,
+        upper_raised=raised,
+        plane_tilt_deg=plane.tilt_deg,
+        mm_per_px=plane.mm_per_px_at(_contact_point_px(a, b)),
+        winks=reviewed,
+        notes=tuple(notes),
+    )
+
+
+def combine(first: Verdict, second: Verdict) -> Verdict:
+    """Two photos of the same pair (rule D.1): inverse-variance mean of the overlaps.
+
+    When the two disagree by more than their uncertainties allow, the
+    uncertainty widens to cover both.
+    """
+    s1, s2 = first.uncertainty_mm, second.uncertainty_mm
+    w1, w2 = 1 / max(s1, 1e-6) ** 2, 1 / max(s2, 1e-6) ** 2
+    mean = (w1 * first.overlap_mm + w2 * second.overlap_mm) / (w1 + w2)
+    unc = 1 / math.sqrt(w1 + w2)
+    spread = abs(first.overlap_mm - second.overlap_mm)
+    notes = list(first.notes) + [f"second photo: {second.summary}"]
+    if spread > math.hypot(s1, s2):
+        unc = max(unc, spread / 2 + min(s1, s2) / 2)
+        notes.append("the two photos disagree more than their uncertainties: widened")
+    squopped = decide(mean, unc)
+    upper, lower = first.upper, first.lower
+    if upper is None:
+        upper, lower = second.upper, second.lower
+    if squopped and upper is None:
+        squopped = None
+    return replace(
+        first,
+        squopped=squopped,
+        upper=upper if squopped is not False else None,
+        lower=lower if squopped is not False else None,
+        overlap_mm=mean,
+        uncertainty_mm=unc,
+        notes=tuple(notes),
+    )
