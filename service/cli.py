@@ -97,6 +97,33 @@ def review(
         )
 
 
+@app.command()
+def count(
+    photo: Annotated[Path, typer.Argument(help="A photo of the whole mat at the end of time.")],
+    ruleset: Annotated[str, typer.Option("--ruleset", help="Rules to score by.")] = "etwa-2012",
+    game_format: Annotated[
+        str, typer.Option("--format", help="pairs, singles or three.")
+    ] = "pairs",
+    json_output: Annotated[bool, typer.Option("--json", help="Print the count as JSON.")] = False,
+    annotate: Annotated[
+        Path | None, typer.Option("--annotate", help="Write the labelled photo to OUT.png.")
+    ] = None,
+) -> None:
+    """The end-of-time tiddly count and game score (rule 19)."""
+    from service.commands import count as cmd
+
+    with _user_errors():
+        _emit(
+            cmd.run(
+                photo,
+                ruleset=ruleset,
+                game_format=game_format,
+                json_output=json_output,
+                annotate_path=annotate,
+            )
+        )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

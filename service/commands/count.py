@@ -1,0 +1,200 @@
+"""``winkref count PHOTO``: the end-of-time tiddly count (rule 19).
+
+Calibrates the mat in the photo, reads the board (statuses, squops, potted
+winks seen or inferred), counts tiddlies per colour (rule 19.1), ranks the
+colours with shared points (19.2) and gives the game score as on a
+scoresheet (F.1: ``5½–1½``). Winks the program is unsure about are listed,
+never silently counted either way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from rules.board import Board, Colour, WinkStatus
+from rules.ruleset import get_ruleset
+from rules.scoring import EndedBy, GameFormat, GameScore
+from service.commands.review import load_photo
+
+
+class BadFormatError(ValueError):
+    """A game format name that is not known."""
+
+
+class CalibrationUnavailableError(ValueError):
+    """The mat calibration step is not installed in this build."""
+
+
+def parse_format(name: str) -> GameFormat:
+    """``"pairs"`` -> :attr:`GameFormat.PAIRS`, with a clear error otherwise."""
+    try:
+        return GameFormat(name)
+    except ValueError:
+        known = ", ".join(repr(f.value) for f in GameFormat)
+        raise BadFormatError(f"unknown game format {name!r}; known formats: {known}") from None
+
+
+def _default_calibrate() -> Callable[[npt.NDArray[np.uint8]], Any]:
+    try:
+        from calibration import calibrate  # type: ignore[attr-defined]
+    except ImportError:
+        raise CalibrationUnavailableError(
+            "mat calibration is not available in this build, so the photo cannot be "
+            "counted; update winkref"
+        ) from None
+    return calibrate  # type: ignore[no-any-return]
+
+
+def colour_counts(board: Board) -> dict[str, dict[str, int]]:
+    """Per colour: potted, free, squopped, unplayed, off, and uncertain winks."""
+    out: dict[str, dict[str, int]] = {}
+    for colour in Colour:
+        winks = board.of_colour(colour)
+        row = {status.value: sum(w.status is status for w in winks) for status in WinkStatus}
+        row["uncertain"] = sum(w.uncertain for w in winks)
+        out[colour.value] = row
+    return out
+
+
+def count_board(
+    board: Board, *, ruleset: str = "etwa-2012", game_format: str = "pairs"
+) -> tuple[dict[Colour, int], GameScore]:
+    """Tiddlies (19.1) and the game score (19.2) of a board."""
+    rules = get_ruleset(ruleset)
+    fmt = parse_format(game_format)
+    tiddly_counts = rules.tiddlies(board)
+    return tiddly_counts, rules.score_by_tiddlies(tiddly_counts, fmt, EndedBy.TIME)
+
+
+def _points_text(value: Fraction) -> str:
+    from rules.scoring import format_points
+
+    return format_points(value)
+
+
+def report_json(
+    board: Board,
+    tiddly_counts: dict[Colour, int],
+    score: GameScore,
+    *,
+    notes: tuple[str, ...] = (),
+    reviews: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The JSON form: ``tiddlies``, ``board``, ``points``, ``score``, ``notation`` and more."""
+    return {
+        "tiddlies": {c.value: int(n) for c, n in tiddly_counts.items()},
+        "counts": colour_counts(board),
+        "points": {c.value: _points_text(p) for c, p in score.points.items()},
+        "score": {p.value: _points_text(s) for p, s in score.score.items()},
+        "notation": score.notation,
+        "uncertain": [w.id for w in board.winks if w.uncertain],
+        "notes": list(notes),
+        "reviews": list(reviews),
+        "board": board.to_json_dict(),
+    }
+
+
+def report_text(
+    board: Board,
+    tiddly_counts: dict[Colour, int],
+    score: GameScore,
+    *,
+    reviews: tuple[str, ...] = (),
+) -> str:
+    """A table a person can check against the mat."""
+    counts = colour_counts(board)
+    lines = [
+        f"{'colour':8} {'potted':>6} {'free':>5} {'squop':>5} {'unpl':>5} {'off':>4} "
+        f"{'tiddlies':>8} {'points':>6}"
+    ]
+    for colour in Colour:
+        row = counts[colour.value]
+        lines.append(
+            f"{colour.value:8} {row['potted']:>6} {row['free']:>5} {row['squopped']:>5} "
+            f"{row['unplayed']:>5} {row['off']:>4} {tiddly_counts[colour]:>8} "
+            f"{_points_text(score.points[colour]):>6}"
+        )
+    sides = ", ".join(f"{p.value} {_points_text(s)}" for p, s in score.score.items())
+    lines.append(f"game score {score.notation} ({sides})")
+    unsure = [w for w in board.winks if w.uncertain]
+    if unsure:
+        lines.append(
+            "unsure, check by eye: " + ", ".join(f"{w.id} ({w.status.value})" for w in unsure)
+        )
+    lines.extend(f"review: {r}" for r in reviews)
+    return "\n".join(lines)
+
+
+def annotate(image_bgr: npt.NDArray[np.uint8], analysis: Any) -> npt.NDArray[np.uint8]:
+    """The photo with every counted wink labelled by id and status; unsure ones in red."""
+    out = image_bgr.copy()
+    det = analysis.detections
+    ids = list(getattr(analysis.assembly, "detection_ids", ()))
+    board = analysis.board
+    for k in range(len(det)):
+        x, y = det.image_xy_px[k]
+        wid = ids[k] if k < len(ids) else f"#{k}"
+        try:
+            wink = board.wink(wid)
+            label = f"{wid} {wink.status.value}"
+            colour = (0, 0, 255) if wink.uncertain else (255, 255, 255)
+        except KeyError:
+            label, colour = wid, (0, 200, 255)
+        cv2.circle(out, (int(x), int(y)), 6, colour, 2)
+        cv2.putText(
+            out, label, (int(x) + 8, int(y) - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3
+        )
+        cv2.putText(out, label, (int(x) + 8, int(y) - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1)
+    return out
+
+
+def run(
+    photo: Path,
+    *,
+    ruleset: str = "etwa-2012",
+    game_format: str = "pairs",
+    json_output: bool = False,
+    annotate_path: Path | None = None,
+    calibrate: Callable[[npt.NDArray[np.uint8]], Any] | None = None,
+) -> str:
+    """Count the tiddlies in a photo of the whole mat and return the text to print."""
+    # Check the cheap options first, so a typo fails before any image work.
+    get_ruleset(ruleset)
+    parse_format(game_format)
+    image = load_photo(photo)
+    calibrate = calibrate or _default_calibrate()
+    calibration = calibrate(image)
+    if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
+        raise ValueError(f"cannot find the mat in {str(photo)!r}: {calibration.reason}")
+    from vision.pipeline import analyze_frame
+
+    analysis = analyze_frame(image, calibration)
+    board = analysis.board
+    if (
+        not board.winks
+        or all(w.status is WinkStatus.UNPLAYED for w in board.winks)
+        and len(analysis.detections) == 0
+    ):
+        raise ValueError(
+            f"no winks found on the mat in {str(photo)!r}; photograph the whole mat from above"
+        )
+    tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
+    if annotate_path is not None:
+        if not cv2.imwrite(str(annotate_path), annotate(image, analysis)):
+            raise ValueError(f"cannot write the annotated image to {str(annotate_path)!r}")
+    if json_output:
+        return json.dumps(
+            report_json(
+                board, tiddly_counts, score, notes=analysis.notes, reviews=analysis.reviews
+            ),
+            indent=2,
+        )
+    return report_text(board, tiddly_counts, score, reviews=analysis.reviews)
