@@ -246,7 +246,7 @@ class Game:
         self._advance()
 
     def play(self, shot: ShotRecord, *, index: int | None = None) -> None:
-        """Apply one recorded shot.
+        """Apply one recorded shot, then pass every turn that cannot be played (11.1).
 
         Raises
         ------
@@ -254,6 +254,10 @@ class Game:
             When the shot contradicts the record so far or the rules; the
             message names ``shots[index]`` and the field.
         """
+        self._play(shot, index)
+        self._advance()
+
+    def _play(self, shot: ShotRecord, index: int | None) -> None:
         s = self._s
         where = f"shots[{index}]" if index is not None else "shot"
         if s.result is not None:

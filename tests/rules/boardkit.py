@@ -89,10 +89,10 @@ def apply(
         by_id[upper] = by_id[upper].with_squops(())
     for upper, lowers in (squop or {}).items():
         lows = _as_list(lowers)
+        for low in lows:
+            if by_id[low].mat_xy is None or by_id[low].status is WinkStatus.UNPLAYED:
+                place(low, None)
         target = by_id[lows[0]]
-        if target.mat_xy is None:
-            place(lows[0], None)
-            target = by_id[lows[0]]
         assert target.mat_xy is not None
         x, y = target.mat_xy
         up = by_id[upper].with_position(x + 4.0, y).with_status(WinkStatus.FREE)
@@ -206,4 +206,91 @@ def wink(board: Board, wid: str) -> Wink:
     return board.wink(wid)
 
 
-__all__ = ["Scribe", "WinkSize", "apply", "colour_winks", "make_board", "restatus", "wink"]
+__all__ = ["Play", "Scribe", "WinkSize", "apply", "colour_winks", "make_board", "restatus", "wink"]
+
+
+class Play:
+    """Drive a :class:`rules.engine.Game` from a set-up position, shot by shot.
+
+    Parameters
+    ----------
+    board : Board
+        The position before the first shot fed in.
+    squidge_off_winner : str
+        Whose turn it is first (and who ends each round, rule 18).
+    **game_kwargs
+        Passed on to :class:`rules.engine.Game` (``timed_period_s`` ...).
+    """
+
+    def __init__(self, board: Board, squidge_off_winner: str = "blue", **game_kwargs: Any) -> None:
+        from rules.engine import Game
+
+        self.board = board
+        self.game = Game(Colour(squidge_off_winner), board=board, **game_kwargs)
+        self.t = 0.0
+        self.index = 0
+
+    def shot(
+        self,
+        colour: str,
+        dt: float = 20.0,
+        *,
+        event: dict[str, Any] | None = None,
+        keep_board: bool = False,
+        **changes: Any,
+    ) -> Board:
+        """Feed one shot of ``colour`` that makes ``changes`` (see :func:`apply`)."""
+        from rules.record import ShotRecord
+
+        if self.index:
+            self.t += dt
+        after = apply(self.board, **changes)
+        entry: dict[str, Any] = {"t": self.t, "colour": colour, "board": after.to_json_dict()}
+        if event is not None:
+            entry["event"] = event
+        self.game.play(ShotRecord.model_validate(entry), index=self.index)
+        self.index += 1
+        if not keep_board:
+            self.board = after
+        return after
+
+    def passes(self, colour: str, dt: float = 10.0) -> None:
+        """A voluntary pass (rule 11)."""
+        from rules.record import ShotRecord
+
+        if self.index:
+            self.t += dt
+        self.game.play(
+            ShotRecord.model_validate({"t": self.t, "colour": colour, "pass": True}),
+            index=self.index,
+        )
+        self.index += 1
+
+    def event(self, event: dict[str, Any], colour: str, dt: float = 5.0) -> None:
+        """An entry with only a manual event (no board), e.g. interference."""
+        from rules.record import ShotRecord
+
+        self.t += dt
+        self.game.play(
+            ShotRecord.model_validate({"t": self.t, "colour": colour, "event": event}),
+            index=self.index,
+        )
+        self.index += 1
+
+    @property
+    def next_colour(self) -> str | None:
+        """Whose turn it is now, after inferred passes."""
+        nxt = self.game.next_turn()
+        return None if nxt.colour is None else nxt.colour.value
+
+    def types(self, since: int = 0) -> list[str]:
+        """Event types in order (from event number ``since``)."""
+        return [e.type.value for e in self.game.events[since:]]
+
+    def rules_of(self, type_: str) -> list[str]:
+        """The rule numbers cited by events of one type."""
+        return [e.rule for e in self.game.events if e.type.value == type_]
+
+    def find(self, type_: str) -> list[Any]:
+        """The events of one type."""
+        return [e for e in self.game.events if e.type.value == type_]
