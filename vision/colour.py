@@ -1,0 +1,246 @@
+"""Wink colours: white balance, hue, felt contrast and coverage.
+
+Colours are measured in **felt-brightness units**: a pixel divided by the
+brightness (mean of B, G, R) of the felt around it, then by the light's
+colour (``ColourReference.white_bgr``). Dividing by a local brightness
+absorbs shading and shadows (they darken felt and wink alike) without
+tinting anything by the felt's own colour, which may be green, blue or
+beige. Three views of a colour are used:
+
+* its **hue and saturation** in an opponent plane (``a`` = red - green,
+  ``b`` = yellow - blue, on intensity-normalised chromaticity): *which*
+  wink colour, independent of brightness; neutral things (shadows, the
+  white pot, black squidgers, paper) have low saturation.
+* its **contrast** with the felt (:func:`felt_contrast`): whether anything
+  lies there at all.
+* its **coverage** ``alpha`` (:func:`coverage`): pixels mix linearly, so a
+  pixel half covered by a wink lies half way from the felt's colour to the
+  wink's; the rim is where ``alpha`` crosses 0.5, with sub-pixel precision.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from rules.board import Colour
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Colours in a fixed order; class index ``i`` means ``COLOURS[i]``.
+COLOURS: tuple[Colour, ...] = (Colour.BLUE, Colour.GREEN, Colour.RED, Colour.YELLOW)
+
+#: Typical colour of each wink in felt-brightness units (B, G, R, as OpenCV
+#: orders channels), under white light: winks on light and on green felt.
+DEFAULT_RATIO_BGR: Mapping[Colour, tuple[float, float, float]] = {
+    Colour.BLUE: (0.71, 0.33, 0.15),
+    Colour.GREEN: (0.18, 0.52, 0.16),
+    Colour.RED: (0.21, 0.17, 0.91),
+    Colour.YELLOW: (0.29, 0.94, 1.14),
+}
+
+#: Widest hue difference (degrees) still called the prototype's colour.
+MAX_HUE_DISTANCE_DEG = 50.0
+
+
+@dataclass(frozen=True)
+class ColourReference:
+    """What each wink colour looks like relative to the felt, in this light.
+
+    Parameters
+    ----------
+    ratio_bgr : mapping of Colour to (3,) tuple of float
+        A wink's colour (B, G, R) in felt-brightness units, after dividing
+        by ``white_bgr``. Calibration can learn it from unplayed winks.
+    white_bgr : (3,) tuple of float
+        The colour of white under this light, relative (mean 1): the gains
+        of a white balance. ``(1, 1, 1)`` trusts the camera's own.
+    """
+
+    ratio_bgr: Mapping[Colour, tuple[float, float, float]] = field(
+        default_factory=lambda: dict(DEFAULT_RATIO_BGR)
+    )
+    white_bgr: tuple[float, float, float] = (1.0, 1.0, 1.0)
+
+    def __post_init__(self) -> None:
+        missing = [c.value for c in COLOURS if c not in self.ratio_bgr]
+        if missing:
+            raise ValueError(f"colour reference lacks {missing!r}; give a B, G, R ratio for each")
+        for c, ratio in self.ratio_bgr.items():
+            if len(ratio) != 3 or not all(np.isfinite(ratio)) or min(ratio) < 0:
+                raise ValueError(f"ratio for {c.value} must be 3 finite values >= 0, got {ratio!r}")
+            if np.ptp(ratio) < 0.1:
+                raise ValueError(f"ratio for {c.value} is {ratio!r}: grey, not a wink colour")
+        if len(self.white_bgr) != 3 or min(self.white_bgr) <= 0:
+            raise ValueError(f"white_bgr must be 3 positive gains, got {self.white_bgr!r}")
+
+    @property
+    def prototypes(self) -> FloatArray:
+        """(4, 3) ratios in :data:`COLOURS` order."""
+        return np.array([self.ratio_bgr[c] for c in COLOURS], dtype=np.float64)
+
+    @property
+    def hues_deg(self) -> FloatArray:
+        """(4,) hue of each prototype, degrees."""
+        hue, _ = hue_saturation(self.prototypes)
+        return hue
+
+    def with_ratio(self, colour: Colour, ratio_bgr: tuple[float, float, float]) -> ColourReference:
+        """A copy with one colour's ratio replaced."""
+        updated = dict(self.ratio_bgr)
+        updated[colour] = ratio_bgr
+        return ColourReference(ratio_bgr=updated, white_bgr=self.white_bgr)
+
+    def normalise(self, bgr: npt.ArrayLike, felt_bgr: npt.ArrayLike) -> FloatArray:
+        """Colours in felt-brightness units, white-balanced.
+
+        Parameters
+        ----------
+        bgr : (..., 3) array_like
+            Pixel values, 0-255.
+        felt_bgr : (..., 3) array_like
+            The felt's colour around each pixel (broadcastable to ``bgr``).
+
+        Returns
+        -------
+        (..., 3) ndarray
+        """
+        felt = np.asarray(felt_bgr, dtype=np.float32)
+        brightness = felt.mean(axis=-1, keepdims=True) + 1.0
+        gains = np.asarray(self.white_bgr, dtype=np.float32)
+        return np.asarray(bgr, dtype=np.float32) / (brightness * gains)
+
+
+def opponent(ratio_bgr: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """Opponent chromaticity ``(a, b)``: red - green, and yellow - blue.
+
+    Parameters
+    ----------
+    ratio_bgr : (..., 3) array_like
+        B, G, R from :meth:`ColourReference.normalise`.
+
+    Returns
+    -------
+    a, b : (...) ndarray
+    """
+    ratio = np.asarray(ratio_bgr)
+    # The offset keeps near-black things (phones, shadows, the frame's edge)
+    # from turning noise into strong hues.
+    total = ratio.sum(axis=-1) + 0.3
+    blue = ratio[..., 0] / total
+    green = ratio[..., 1] / total
+    red = ratio[..., 2] / total
+    return red - green, 0.5 * (red + green) - blue
+
+
+def hue_saturation(ratio_bgr: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """Hue (degrees) and saturation of colours in felt-brightness units.
+
+    Parameters
+    ----------
+    ratio_bgr : (..., 3) array_like
+        B, G, R from :meth:`ColourReference.normalise`.
+
+    Returns
+    -------
+    hue_deg : (...) ndarray
+        0 red, about 50 yellow, 160 green, 250 blue.
+    saturation : (...) ndarray
+        0 for anything neutral; about 0.3-0.6 for winks.
+    """
+    opp_a, opp_b = opponent(ratio_bgr)
+    hue = np.degrees(np.arctan2(opp_b, opp_a)) % 360.0
+    return hue, np.hypot(opp_a, opp_b)
+
+
+def classify_hue(
+    hue_deg: npt.ArrayLike, reference: ColourReference
+) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """Nearest prototype by hue.
+
+    Parameters
+    ----------
+    hue_deg : (...) array_like
+    reference : ColourReference
+
+    Returns
+    -------
+    index : (...) ndarray of int
+        Index into :data:`COLOURS`, or -1 when no prototype is within
+        :data:`MAX_HUE_DISTANCE_DEG` (purple squidgers, wood grain).
+    margin_deg : (...) ndarray
+        How much nearer the chosen prototype is than the runner-up, degrees
+        (a confidence: 0 means a tie). Resolution 1 degree.
+    """
+    index_lut, margin_lut = _hue_tables(tuple(float(h) for h in reference.hues_deg))
+    bins = np.asarray(hue_deg, dtype=np.float64).astype(np.int64) % 360
+    return index_lut[bins], margin_lut[bins]
+
+
+@functools.lru_cache(maxsize=8)
+def _hue_tables(
+    hues_deg: tuple[float, ...],
+) -> tuple[npt.NDArray[np.int64], FloatArray]:
+    """Per whole degree of hue: nearest prototype index (or -1) and margin."""
+    hue = np.arange(360, dtype=np.float64) + 0.5
+    diff = np.abs((hue[:, None] - np.asarray(hues_deg) + 180.0) % 360.0 - 180.0)
+    order = np.argsort(diff, axis=1)
+    best = diff[np.arange(360), order[:, 0]]
+    second = diff[np.arange(360), order[:, 1]]
+    index = np.where(best <= MAX_HUE_DISTANCE_DEG, order[:, 0], -1).astype(np.int64)
+    return index, second - best
+
+
+def felt_contrast(ratio_bgr: npt.ArrayLike, felt_ratio_bgr: npt.ArrayLike) -> FloatArray:
+    """How far a colour is from the felt's, in felt-brightness units.
+
+    Parameters
+    ----------
+    ratio_bgr, felt_ratio_bgr : (..., 3) array_like
+        From :meth:`ColourReference.normalise` (the felt's own colour
+        normalised the same way).
+
+    Returns
+    -------
+    (...) ndarray
+        Euclidean distance; about 0.5-1.3 for winks, under 0.1 for felt.
+    """
+    diff = np.asarray(ratio_bgr) - np.asarray(felt_ratio_bgr)
+    return np.asarray(np.sqrt((diff * diff).sum(axis=-1)))
+
+
+def coverage(
+    ratio_bgr: npt.ArrayLike, felt_ratio_bgr: npt.ArrayLike, wink_ratio_bgr: npt.ArrayLike
+) -> FloatArray:
+    """How much of each pixel a wink covers (0 felt, 1 wink).
+
+    Parameters
+    ----------
+    ratio_bgr : (..., 3) array_like
+        Pixel colours.
+    felt_ratio_bgr : (3,) array_like
+        The felt's colour there.
+    wink_ratio_bgr : (3,) array_like
+        The wink's colour.
+
+    Returns
+    -------
+    alpha : (...) ndarray
+        Linear-mixing coverage; not clipped (noise can take it below 0 or
+        above 1).
+
+    Raises
+    ------
+    ValueError
+        When the wink's colour equals the felt's.
+    """
+    felt = np.asarray(felt_ratio_bgr, dtype=np.float64)
+    direction = np.asarray(wink_ratio_bgr, dtype=np.float64) - felt
+    norm2 = float(direction @ direction)
+    if norm2 < 1e-6:
+        raise ValueError(f"wink colour {wink_ratio_bgr!r} equals the felt's; coverage is undefined")
+    return np.asarray((np.asarray(ratio_bgr) - felt) @ direction / norm2, dtype=np.float64)

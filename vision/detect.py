@@ -1,0 +1,721 @@
+"""Find every wink in a calibrated frame: centre, colour and size.
+
+How
+---
+1. **Coarse bird's-eye view.** The frame (halved once to cut noise and
+   aliasing) is remapped onto the plane of a wink's mid-height over the mat
+   and a margin of table, at :data:`COARSE_PX_PER_MM`. The remap tables
+   depend only on the camera, so they are cached: a still camera pays for
+   them once.
+2. **Felt model.** A wide median of that view is the felt (and table)
+   colour around every point; dividing by it white-balances locally (see
+   :mod:`vision.colour`).
+3. **Candidates.** Pixels whose hue is near a wink colour and whose
+   saturation stands out from the felt are grouped per colour; the peaks of
+   each group's distance transform seed one wink each (two touching winks of
+   one colour give two peaks).
+4. **Rim fit.** From each seed, rays in mat mm are sampled in the *full*
+   resolution frame (through a local affine of the camera model, so a
+   16 mm wink 11 px across still gets sub-pixel samples). Along each ray
+   the wink's coverage crosses 0.5 at the rim. The crossings are fitted
+   with a robust circle (:mod:`vision.fit`), free radius first to choose
+   the size, then at the known radius, which fixes the centre of a partly
+   hidden wink from its visible arc. Crossings into another wink get a low
+   weight: they are the rim only when this wink is the upper one.
+5. **Height.** The rim is fitted in the plane of mid-height, where a flat
+   wink's silhouette (top face and lower edge) is centred on its plan-view
+   centre. A wink whose rim is complete while it overlaps a cut one lies on
+   it; its centre is moved for the extra height (parallax).
+
+Speed: the coarse view and the felt model are a few hundred thousand pixels;
+rays are a few thousand samples per wink.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from calibration.camera import CameraModel
+from rules.board import (
+    LARGE_WINK_DIAMETER_MM,
+    MAT_LENGTH_MM,
+    MAT_WIDTH_MM,
+    SMALL_WINK_DIAMETER_MM,
+    WinkSize,
+)
+from vision.colour import (
+    COLOURS,
+    ColourReference,
+    classify_hue,
+    felt_contrast,
+    hue_saturation,
+    opponent,
+)
+from vision.detections import WinkDetections
+from vision.fit import CircleFits, fit_circles
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Scale of the coarse bird's-eye view used to find candidates.
+COARSE_PX_PER_MM = 0.5
+#: Table around the mat searched for winks that went off, mm.
+TABLE_MARGIN_MM = 150.0
+#: A wink's thickness (rule 2.1.1 says about 1.5 mm; real winks run 1.5-2).
+WINK_THICKNESS_MM = 1.7
+#: Assumed mat thickness, for winks on the table off the mat.
+MAT_THICKNESS_MM = 2.5
+#: Contrast with the felt (see :func:`vision.colour.felt_contrast`) that
+#: marks something lying on it.
+CANDIDATE_CONTRAST = 0.25
+#: Mean absolute difference from the felt, relative to its brightness, that
+#: marks something lying on it (coarse view).
+CANDIDATE_MEAN_CONTRAST = 0.15
+#: Saturation (see :func:`vision.colour.hue_saturation`) of a wink colour.
+CANDIDATE_SATURATION = 0.12
+#: Opponent-chroma distance from the felt's own colour.
+CANDIDATE_CHROMA_STEP = 0.08
+#: Anything fitted larger than this radius is a squidger or a mug, not a wink.
+MAX_WINK_RADIUS_MM = 12.6
+#: Anything fitted smaller than this is noise.
+MIN_WINK_RADIUS_MM = 6.0
+
+_SMALL_R = SMALL_WINK_DIAMETER_MM / 2
+_LARGE_R = LARGE_WINK_DIAMETER_MM / 2
+_N_RAYS = 40
+_RAY_START_MM = 1.0
+_RAY_STOP_MM = 14.5
+_RAY_STEP_MM = 0.3
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+
+class UnreadableImageError(ValueError):
+    """The image is not a colour frame of the size the camera was calibrated for."""
+
+
+# --------------------------------------------------------------------------
+# The cached bird's-eye view
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class BirdsEyeView:
+    """Remap tables from one camera's frame to a bird's-eye grid on a plane.
+
+    Pixel ``(col, row)`` of the view is the mat point
+    ``x = x_min_mm + (col + 0.5) / px_per_mm``,
+    ``y = y_max_mm - (row + 0.5) / px_per_mm`` (rows run towards -y, so the
+    view looks like the mat seen from above with +y up), at height ``z_mm``.
+
+    Parameters
+    ----------
+    px_per_mm : float
+    x_min_mm, y_max_mm : float
+        Mat coordinates of the view's top-left corner.
+    size_wh : (2,) tuple of int
+    z_mm : float
+        Height of the plane mapped.
+    source_scale : float
+        Image pyramid factor the tables index into (0.5: the halved frame).
+    map_fixed, map_frac : ndarray
+        OpenCV fixed-point remap tables (kept inside ``vision``).
+    valid : (h, w) ndarray of bool
+        Whether the view pixel lies inside the frame.
+    """
+
+    px_per_mm: float
+    x_min_mm: float
+    y_max_mm: float
+    size_wh: tuple[int, int]
+    z_mm: float
+    source_scale: float
+    map_fixed: npt.NDArray[np.int16]
+    map_frac: npt.NDArray[np.uint16]
+    valid: npt.NDArray[np.bool_]
+    on_mat: npt.NDArray[np.bool_]
+
+    def view_to_mat(self, view_xy_px: npt.ArrayLike) -> FloatArray:
+        """View pixels (col, row), shape (N, 2), to mat mm, shape (N, 2)."""
+        pts = np.asarray(view_xy_px, dtype=np.float64).reshape(-1, 2)
+        return np.column_stack(
+            [
+                self.x_min_mm + (pts[:, 0] + 0.5) / self.px_per_mm,
+                self.y_max_mm - (pts[:, 1] + 0.5) / self.px_per_mm,
+            ]
+        )
+
+    def mat_to_view(self, mat_xy_mm: npt.ArrayLike) -> FloatArray:
+        """Mat mm, shape (N, 2), to view pixels (col, row), shape (N, 2)."""
+        pts = np.asarray(mat_xy_mm, dtype=np.float64).reshape(-1, 2)
+        return np.column_stack(
+            [
+                (pts[:, 0] - self.x_min_mm) * self.px_per_mm - 0.5,
+                (self.y_max_mm - pts[:, 1]) * self.px_per_mm - 0.5,
+            ]
+        )
+
+    def warp(self, source: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+        """Remap a (pyramid-scaled) frame into the view."""
+        out = cv2.remap(
+            source,
+            self.map_fixed,
+            self.map_frac,
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REPLICATE,
+        )
+        return np.asarray(out, dtype=np.uint8)
+
+
+def build_birds_eye_view(
+    camera: CameraModel,
+    *,
+    px_per_mm: float = COARSE_PX_PER_MM,
+    z_mm: float = WINK_THICKNESS_MM / 2,
+    margin_mm: float = TABLE_MARGIN_MM,
+    source_scale: float = 0.5,
+) -> BirdsEyeView:
+    """Remap tables for the mat plus ``margin_mm`` of table, at ``px_per_mm``.
+
+    The projection is evaluated on a grid every 8 view pixels and
+    interpolated (it is smooth), which makes building the tables cheap.
+    Points the lens model cannot see (behind the camera, or so far outside
+    the field of view that the distortion polynomial folds back) are marked
+    invalid.
+    """
+    x_min = -MAT_LENGTH_MM / 2 - margin_mm
+    y_max = MAT_WIDTH_MM / 2 + margin_mm
+    width = int(np.ceil((MAT_LENGTH_MM + 2 * margin_mm) * px_per_mm))
+    height = int(np.ceil((MAT_WIDTH_MM + 2 * margin_mm) * px_per_mm))
+    step = 8
+    cols = np.arange(0, width + step, step, dtype=np.float64)
+    rows = np.arange(0, height + step, step, dtype=np.float64)
+    grid_c, grid_r = np.meshgrid(cols, rows)
+    mat_x = x_min + (grid_c + 0.5) / px_per_mm
+    mat_y = y_max - (grid_r + 0.5) / px_per_mm
+    pts = np.column_stack([mat_x.ravel(), mat_y.ravel(), np.full(mat_x.size, z_mm)])
+    image_xy = camera.mat_to_image(pts)
+    # Trust the distortion model only near the frame: compare with the
+    # undistorted pinhole projection, which cannot fold back.
+    cam_xyz = pts @ camera.rotation.T + camera.translation_mm
+    in_front = cam_xyz[:, 2] > 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm = cam_xyz[:, :2] / cam_xyz[:, 2:3]
+    pin = norm * np.diag(camera.camera_matrix)[:2] + camera.camera_matrix[:2, 2]
+    w_px, h_px = camera.image_size_wh
+    near_frame = (
+        in_front
+        & (pin[:, 0] > -0.25 * w_px)
+        & (pin[:, 0] < 1.25 * w_px)
+        & (pin[:, 1] > -0.25 * h_px)
+        & (pin[:, 1] < 1.25 * h_px)
+    )
+    image_xy[~near_frame] = -1000.0
+    coarse = image_xy.reshape(len(rows), len(cols), 2).astype(np.float32) * source_scale
+    # Interpolate the coarse grid up to every view pixel.
+    full_c = (np.arange(width, dtype=np.float32) / step)[None, :].repeat(height, 0)
+    full_r = (np.arange(height, dtype=np.float32) / step)[:, None].repeat(width, 1)
+    map_x = cv2.remap(coarse[..., 0], full_c, full_r, cv2.INTER_LINEAR)
+    map_y = cv2.remap(coarse[..., 1], full_c, full_r, cv2.INTER_LINEAR)
+    src_w, src_h = w_px * source_scale, h_px * source_scale
+    valid = (map_x >= 0) & (map_x <= src_w - 1) & (map_y >= 0) & (map_y <= src_h - 1)
+    map_fixed, map_frac = cv2.convertMaps(map_x, map_y, cv2.CV_16SC2)
+    view_x = x_min + (np.arange(width) + 0.5) / px_per_mm
+    view_y = y_max - (np.arange(height) + 0.5) / px_per_mm
+    on_mat = (np.abs(view_x)[None, :] <= MAT_LENGTH_MM / 2) & (
+        np.abs(view_y)[:, None] <= MAT_WIDTH_MM / 2
+    )
+    return BirdsEyeView(
+        px_per_mm=px_per_mm,
+        x_min_mm=x_min,
+        y_max_mm=y_max,
+        size_wh=(width, height),
+        z_mm=z_mm,
+        source_scale=source_scale,
+        map_fixed=np.asarray(map_fixed),
+        map_frac=np.asarray(map_frac),
+        valid=np.asarray(valid),
+        on_mat=on_mat,
+    )
+
+
+_VIEW_CACHE: OrderedDict[str, BirdsEyeView] = OrderedDict()
+_VIEW_CACHE_SIZE = 4
+
+
+def _camera_key(camera: CameraModel) -> str:
+    digest = hashlib.sha1()
+    digest.update(repr(camera.image_size_wh).encode())
+    for arr in (camera.camera_matrix, camera.dist_coeffs, camera.rotation, camera.translation_mm):
+        digest.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+    return digest.hexdigest()
+
+
+def cached_birds_eye_view(camera: CameraModel) -> BirdsEyeView:
+    """The coarse view for this camera, built once per camera (LRU of 4)."""
+    key = _camera_key(camera)
+    view = _VIEW_CACHE.get(key)
+    if view is None:
+        view = build_birds_eye_view(camera)
+        _VIEW_CACHE[key] = view
+        while len(_VIEW_CACHE) > _VIEW_CACHE_SIZE:
+            _VIEW_CACHE.popitem(last=False)
+    else:
+        _VIEW_CACHE.move_to_end(key)
+    return view
+
+
+# --------------------------------------------------------------------------
+# Candidates in the coarse view
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Seed:
+    mat_xy_mm: FloatArray  # (2,) on the view plane
+    colour_index: int
+    background_bgr: FloatArray  # (3,) felt colour around it, full-frame scale
+
+
+def _felt_model(
+    view_bgr: npt.NDArray[np.uint8], on_mat: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.float32]:
+    """Felt (or table) colour around every view pixel: a ~70 mm median at 1/4 scale.
+
+    Mat and table are modelled apart, so that the colour step at the mat's
+    edge does not tint either side: each side's median sees the other side
+    filled with its own typical colour.
+    """
+    height, width = view_bgr.shape[:2]
+    small_wh = (width // 4, height // 4)
+    small = cv2.resize(view_bgr, small_wh, interpolation=cv2.INTER_AREA)
+    mat_small = cv2.resize(on_mat.astype(np.uint8), small_wh, interpolation=cv2.INTER_NEAREST) > 0
+    sides = []
+    for region in (mat_small, ~mat_small):
+        if not region.any():
+            sides.append(None)
+            continue
+        filled = small.copy()
+        filled[~region] = np.median(small[region], axis=0).astype(np.uint8)
+        sides.append(cv2.medianBlur(filled, 9))
+    # Upsample each side on its own: interpolating across the mat's edge
+    # would blend felt and table into a colour that is neither.
+    big = [
+        cv2.resize(
+            side if side is not None else small, (width, height), interpolation=cv2.INTER_LINEAR
+        )
+        for side in sides
+    ]
+    felt = np.where(on_mat[..., None], big[0], big[1])
+    return np.asarray(felt, dtype=np.float32)
+
+
+def _find_seeds(
+    view: BirdsEyeView,
+    view_bgr: npt.NDArray[np.uint8],
+    felt_bgr: npt.NDArray[np.float32],
+    reference: ColourReference,
+) -> list[_Seed]:
+    felt_u8 = felt_bgr.astype(np.uint8)
+    # Cheap integer contrast first; the colour analysis then runs only on
+    # the few percent of pixels that differ from the felt at all.
+    diff = cv2.absdiff(view_bgr, felt_u8)
+    total = cv2.transform(diff, np.ones((1, 3), np.float32))
+    brightness = cv2.transform(felt_u8, np.ones((1, 3), np.float32)) + 3.0
+    rel = cv2.GaussianBlur(total / brightness, (5, 5), 1.0)
+    rows, cols = np.nonzero((rel > CANDIDATE_MEAN_CONTRAST) & view.valid)
+    label = np.full(view_bgr.shape[:2], -1, dtype=np.int8)
+    if len(rows):
+        felt_px = felt_bgr[rows, cols]
+        colour = reference.normalise(view_bgr[rows, cols], felt_px)
+        felt = reference.normalise(felt_px, felt_px)
+        opp_a, opp_b = opponent(colour)
+        felt_a, felt_b = opponent(felt)
+        # Unlike the felt in hue, not just darker: shadows and the edges of
+        # dark things on coloured felt have the felt's hue.
+        chroma_step = np.hypot(opp_a - felt_a, opp_b - felt_b)
+        hue = np.degrees(np.arctan2(opp_b, opp_a)) % 360.0
+        index, _ = classify_hue(hue, reference)
+        good = (np.hypot(opp_a, opp_b) > CANDIDATE_SATURATION) & (
+            chroma_step > CANDIDATE_CHROMA_STEP
+        )
+        label[rows, cols] = np.where(good, index, -1)
+    # One distance transform for all colours: a pixel whose right or lower
+    # neighbour has another label counts as background, so touching winks
+    # of different colours stay apart.
+    fg = label >= 0
+    fg[:, :-1] &= label[:, :-1] == label[:, 1:]
+    fg[:-1, :] &= label[:-1, :] == label[1:, :]
+    mask = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    dist = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    # A peak at least 3 mm inside its blob: lines (baselines) and the
+    # fringes of other things are thinner than any visible part of a wink.
+    min_dist = 3.0 * view.px_per_mm
+    peaks = (dist >= min_dist) & (dist >= cv2.dilate(dist, np.ones((5, 5), np.uint8)))
+    rows, cols = np.nonzero(peaks)
+    seeds: list[_Seed] = []
+    min_sep2 = (8.0 * view.px_per_mm) ** 2
+    chosen: list[tuple[int, int, int]] = []
+    for i in np.argsort(-dist[rows, cols]):
+        r, c = int(rows[i]), int(cols[i])
+        k = int(label[r, c])
+        if all(k != k2 or (c - c2) ** 2 + (r - r2) ** 2 >= min_sep2 for c2, r2, k2 in chosen):
+            chosen.append((c, r, k))
+    for c, r, k in chosen:
+        mat_xy = view.view_to_mat([[c, r]])[0]
+        seeds.append(_Seed(mat_xy, k, felt_bgr[r, c].astype(np.float64)))
+    return seeds
+
+
+# --------------------------------------------------------------------------
+# Rim fitting along rays in the full frame
+# --------------------------------------------------------------------------
+
+
+def _local_affines(
+    camera: CameraModel, centres_mm: FloatArray, z_mm: FloatArray
+) -> npt.NDArray[np.float64]:
+    """(n, 2, 3) affine maps mat mm -> image px around each centre."""
+    n = len(centres_mm)
+    delta = 5.0
+    offsets = np.array([[0.0, 0.0], [delta, 0.0], [0.0, delta]])
+    pts = (centres_mm[:, None, :] + offsets[None, :, :]).reshape(-1, 2)
+    pts3 = np.column_stack([pts, np.repeat(z_mm, 3)])
+    img = camera.mat_to_image(pts3).reshape(n, 3, 2)
+    col_x = (img[:, 1] - img[:, 0]) / delta
+    col_y = (img[:, 2] - img[:, 0]) / delta
+    origin = img[:, 0] - col_x * centres_mm[:, 0:1] - col_y * centres_mm[:, 1:2]
+    return np.stack([col_x, col_y, origin], axis=2)
+
+
+@dataclass(frozen=True)
+class _Rims:
+    """Rim crossings along ``r`` rays from each of ``n`` centres."""
+
+    points_mm: FloatArray  # (n, r, 2) on the sampled plane
+    weight: FloatArray  # (n, r): 0 no crossing, 1 into felt, less into another wink
+    wink_colour: FloatArray  # (n, 3) in felt-brightness units
+    own_fraction: FloatArray  # (n,) of samples within a small wink's radius: this colour
+    felt_fraction: FloatArray  # (n,) ... and plain felt
+
+
+def _sample_rims(
+    image_bgr: npt.NDArray[np.uint8],
+    camera: CameraModel,
+    centres_mm: FloatArray,
+    colour_index: npt.NDArray[np.int64],
+    felt_bgr: FloatArray,
+    plane_z_mm: FloatArray,
+    reference: ColourReference,
+) -> _Rims:
+    n = len(centres_mm)
+    radii = np.arange(_RAY_START_MM, _RAY_STOP_MM, _RAY_STEP_MM)
+    n_s = len(radii)
+    angles = np.linspace(0.0, 2 * np.pi, _N_RAYS, endpoint=False)
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    offsets = unit[:, None, :] * radii[None, :, None]  # (rays, samples, 2)
+    affine = _local_affines(camera, centres_mm, plane_z_mm)  # (n, 2, 3)
+    # Image position = A @ (centre + offset) + b, for every sample.
+    base = np.einsum("nij,nj->ni", affine[:, :, :2], centres_mm) + affine[:, :, 2]
+    map_xy = np.empty((n, _N_RAYS, n_s, 2), dtype=np.float32)
+    for axis in (0, 1):
+        map_xy[..., axis] = (
+            base[:, axis, None, None]
+            + affine[:, axis, 0, None, None] * offsets[None, ..., 0]
+            + affine[:, axis, 1, None, None] * offsets[None, ..., 1]
+        )
+    map_xy = map_xy.reshape(n * _N_RAYS, n_s, 2)
+    # remap takes at most 32767 rows per call.
+    chunks = [
+        cv2.remap(
+            image_bgr,
+            map_xy[start : start + 30000],
+            None,
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_REFLECT,
+        )
+        for start in range(0, len(map_xy), 30000)
+    ]
+    samples = np.concatenate(chunks).reshape(n, _N_RAYS, n_s, 3)
+    colour = reference.normalise(samples, felt_bgr[:, None, None, :].astype(np.float32))
+    felt = reference.normalise(felt_bgr, felt_bgr).astype(np.float32)
+    contrast = felt_contrast(colour, felt[:, None, None, :])
+    hue, sat = hue_saturation(colour)
+    label, _ = classify_hue(hue, reference)
+    own = (
+        (label == colour_index[:, None, None])
+        & (sat > CANDIDATE_SATURATION)
+        & (contrast > CANDIDATE_CONTRAST)
+    )
+    # The wink's own colour: the mean of its clearly-coloured core samples.
+    core = own & (radii < 0.5 * _SMALL_R)[None, None, :]
+    n_core = core.sum(axis=(1, 2))
+    mean_core = (colour * core[..., None]).sum(axis=(1, 2)) / np.maximum(n_core, 1)[:, None]
+    wink = np.where((n_core >= 8)[:, None], mean_core, reference.prototypes[colour_index])
+    weak = np.linalg.norm(wink - felt, axis=1) < 0.2
+    wink[weak] = reference.prototypes[colour_index[weak]]
+    direction = wink - felt
+    alpha = (
+        np.einsum("nrsc,nc->nrs", colour - felt[:, None, None, :], direction)
+        / ((direction**2).sum(1)[:, None, None])
+    )
+    inside = alpha >= 0.5
+    # The rim is the first fall below 0.5 after the ray has been inside.
+    seen = np.maximum.accumulate(inside, axis=2)
+    fall = seen[..., :-1] & inside[..., :-1] & ~inside[..., 1:]
+    has = fall.any(axis=2)
+    j = np.argmax(fall, axis=2)  # (n, rays)
+    a0 = np.take_along_axis(alpha, j[..., None], axis=2)[..., 0]
+    a1 = np.take_along_axis(alpha, j[..., None] + 1, axis=2)[..., 0]
+    frac = np.clip((a0 - 0.5) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
+    rim_r = radii[j] + frac * _RAY_STEP_MM
+    points = centres_mm[:, None, :] + unit[None, :, :] * rim_r[..., None]
+    # Beyond the rim: felt (a clean rim point) or another wink?
+    beyond = np.clip(j[..., None] + np.arange(4, 13), 0, n_s - 1)
+    contrast_beyond = np.take_along_axis(contrast, beyond, axis=2)
+    clean = contrast_beyond.mean(axis=2) < 0.5 * CANDIDATE_CONTRAST
+    weight = np.where(has, np.where(clean, 1.0, 0.35), 0.0)
+    core_all = radii < _SMALL_R - 1.5
+    return _Rims(
+        points_mm=points,
+        weight=weight,
+        wink_colour=wink.astype(np.float64),
+        own_fraction=own[..., core_all].mean(axis=(1, 2)),
+        felt_fraction=(contrast[..., core_all] < 0.5 * CANDIDATE_CONTRAST).mean(axis=(1, 2)),
+    )
+
+
+@dataclass(frozen=True)
+class _Fits:
+    """Per seed: the chosen circle, its size, and whether it is a wink at all."""
+
+    ok: npt.NDArray[np.bool_]
+    large: npt.NDArray[np.bool_]
+    size_confidence: FloatArray
+    circles: CircleFits  # at the chosen size's radius
+
+
+def _fit_rims(rims: _Rims, seeds_mm: FloatArray) -> _Fits:
+    """Fit free to choose the size, then at the known radius for the centre."""
+    free = fit_circles(rims.points_mm, rims.weight, seeds_mm, scale_mm=0.8)
+    start = np.where(free.ok[:, None], free.centre_mm, seeds_mm)
+    n = len(seeds_mm)
+    small = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, _SMALL_R))
+    large = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, _LARGE_R))
+
+    def score(fit: CircleFits) -> FloatArray:
+        support = (rims.weight * fit.inliers).sum(axis=1)
+        return np.where(fit.ok, support * fit.arc_fraction / (0.3 + fit.rms_mm), 0.0)
+
+    score_small, score_large = score(small), score(large)
+    mid_r = 0.5 * (_SMALL_R + _LARGE_R)
+    free_good = free.ok & (free.arc_fraction >= 0.6) & (free.rms_mm < 1.2)
+    choose_large = np.where(free_good, free.radius_mm > mid_r, score_large > score_small)
+    by_score = 1.0 - np.minimum(score_small, score_large) / np.maximum(
+        np.maximum(score_small, score_large), 1e-9
+    )
+    size_conf = np.where(free_good, np.clip(np.abs(free.radius_mm - mid_r) / 1.5, 0, 1), by_score)
+    wrong_size = free_good & (
+        (free.radius_mm > MAX_WINK_RADIUS_MM) | (free.radius_mm < MIN_WINK_RADIUS_MM)
+    )
+    chosen_ok = np.where(choose_large, large.ok, small.ok)
+    ok = (
+        chosen_ok
+        & ~wrong_size
+        & (rims.own_fraction >= 0.2)
+        & (rims.felt_fraction <= 0.35)
+        & ((rims.weight > 0).sum(axis=1) >= 6)
+    )
+    pick = choose_large
+    circles = CircleFits(
+        centre_mm=np.where(pick[:, None], large.centre_mm, small.centre_mm),
+        radius_mm=np.where(pick, large.radius_mm, small.radius_mm),
+        rms_mm=np.where(pick, large.rms_mm, small.rms_mm),
+        inliers=np.where(pick[:, None], large.inliers, small.inliers),
+        arc_fraction=np.where(pick, large.arc_fraction, small.arc_fraction),
+        centre_sigma_mm=np.where(pick, large.centre_sigma_mm, small.centre_sigma_mm),
+        ok=ok,
+    )
+    return _Fits(ok=ok, large=choose_large, size_confidence=size_conf, circles=circles)
+
+
+# --------------------------------------------------------------------------
+# Public entry point
+# --------------------------------------------------------------------------
+
+
+def detect_winks(
+    image_bgr: npt.NDArray[np.uint8],
+    camera: CameraModel,
+    *,
+    colour_reference: ColourReference | None = None,
+    mat_polygon_mm: Sequence[Sequence[float]] | npt.ArrayLike | None = None,
+) -> WinkDetections:
+    """Every wink visible in one calibrated frame.
+
+    Parameters
+    ----------
+    image_bgr : (h, w, 3) ndarray of uint8
+        The frame, OpenCV channel order, the size the camera was calibrated at.
+    camera : CameraModel
+        Maps the canonical mat frame to this image.
+    colour_reference : ColourReference, optional
+        Wink colours relative to the felt, when calibration learned them.
+    mat_polygon_mm : (k, 2) array_like, optional
+        The mat's outline in mat mm; winks outside it lie on the table, a
+        mat's thickness lower. Defaults to the regulation 6 x 3 ft mat.
+
+    Returns
+    -------
+    WinkDetections
+
+    Raises
+    ------
+    UnreadableImageError
+        When the image is not (h, w, 3) uint8 of the camera's size.
+    """
+    _check_image(image_bgr, camera)
+    reference = colour_reference or ColourReference()
+    view = cached_birds_eye_view(camera)
+    half = cv2.pyrDown(image_bgr)
+    view_bgr = view.warp(half)
+    felt = _felt_model(view_bgr, view.on_mat)
+    seeds = _find_seeds(view, view_bgr, felt, reference)
+    if not seeds:
+        return WinkDetections.empty()
+    centres = np.array([s.mat_xy_mm for s in seeds])
+    plane_z = view.z_mm + _base_height(centres, mat_polygon_mm)
+    colour_index = np.array([s.colour_index for s in seeds], dtype=np.int64)
+    felt_bgr = np.array([s.background_bgr for s in seeds])
+    # Two passes: the second samples rays from the first pass's centre,
+    # so rays cross the rim square-on.
+    fits = None
+    rims = None
+    for _ in range(2):
+        rims = _sample_rims(image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference)
+        fits = _fit_rims(rims, centres)
+        centres = np.where(fits.ok[:, None], fits.circles.centre_mm, centres)
+    assert fits is not None and rims is not None  # two passes ran
+    return _assemble(fits, rims, colour_index, plane_z, camera)
+
+
+def _check_image(image_bgr: npt.NDArray[np.uint8], camera: CameraModel) -> None:
+    shape = np.shape(image_bgr)
+    if len(shape) != 3 or shape[2] != 3 or np.asarray(image_bgr).dtype != np.uint8:
+        raise UnreadableImageError(
+            f"expected an (h, w, 3) uint8 BGR image, got shape {shape} "
+            f"dtype {getattr(image_bgr, 'dtype', type(image_bgr))}; load it with cv2.imread"
+        )
+    if (shape[1], shape[0]) != tuple(camera.image_size_wh):
+        raise UnreadableImageError(
+            f"image is {shape[1]}x{shape[0]} but the camera was calibrated at "
+            f"{camera.image_size_wh[0]}x{camera.image_size_wh[1]}; recalibrate or resize"
+        )
+
+
+def _base_height(
+    centres_mm: FloatArray, mat_polygon_mm: Sequence[Sequence[float]] | npt.ArrayLike | None
+) -> FloatArray:
+    """0 on the mat, minus the mat's thickness on the table."""
+    if mat_polygon_mm is None:
+        half_l, half_w = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
+        polygon = np.array(
+            [[-half_l, -half_w], [half_l, -half_w], [half_l, half_w], [-half_l, half_w]]
+        )
+    else:
+        polygon = np.asarray(mat_polygon_mm, dtype=np.float64).reshape(-1, 2)
+        if len(polygon) < 3:
+            raise ValueError(f"mat_polygon_mm needs at least 3 corners, got {len(polygon)}")
+    contour = polygon.astype(np.float32).reshape(-1, 1, 2)
+    inside = np.array(
+        [cv2.pointPolygonTest(contour, (float(x), float(y)), False) >= 0 for x, y in centres_mm]
+    )
+    return np.where(inside, 0.0, -MAT_THICKNESS_MM)
+
+
+def _assemble(
+    fits: _Fits,
+    rims: _Rims,
+    colour_index: npt.NDArray[np.int64],
+    plane_z: FloatArray,
+    camera: CameraModel,
+) -> WinkDetections:
+    circles = fits.circles
+    quality = circles.arc_fraction / (0.3 + circles.rms_mm)
+    # One wink can be seeded twice (two peaks in one blob): keep the better fit.
+    kept: list[int] = []
+    for m in np.argsort(-quality):
+        if not fits.ok[m]:
+            continue
+        radius_m = circles.radius_mm[m]
+        duplicate = any(
+            colour_index[q] == colour_index[m]
+            and np.linalg.norm(circles.centre_mm[q] - circles.centre_mm[m])
+            < 1.2 * min(radius_m, circles.radius_mm[q])
+            for q in kept
+        )
+        if not duplicate:
+            kept.append(int(m))
+    if not kept:
+        return WinkDetections.empty()
+    idx = np.array(sorted(kept))
+    centre_mm = circles.centre_mm[idx]
+    radius = circles.radius_mm[idx]
+    arc = circles.arc_fraction[idx]
+    plane = plane_z[idx]
+    # A wink with a complete rim that overlaps one with a cut rim lies on it.
+    gap = np.linalg.norm(centre_mm[:, None] - centre_mm[None], axis=2) - (
+        radius[:, None] + radius[None, :]
+    )
+    on_other = (gap < -1.0) & (arc[:, None] > arc[None, :] + 0.15)
+    lift = np.where(on_other.any(axis=1), WINK_THICKNESS_MM, 0.0)
+    new_plane = plane + lift
+    centre_mm = _move_to_plane(camera, centre_mm, plane, new_plane)
+    top_z = new_plane + WINK_THICKNESS_MM / 2
+    image_xy = camera.mat_to_image(np.column_stack([centre_mm, top_z]))
+    colours = np.array([COLOURS[int(k)] for k in colour_index[idx]] + [None], dtype=object)[:-1]
+    sizes = np.array(
+        [WinkSize.LARGE if big else WinkSize.SMALL for big in fits.large[idx]] + [None],
+        dtype=object,
+    )[:-1]
+    _, sat = hue_saturation(rims.wink_colour[idx])
+    quality_term = np.clip(arc / 0.5, 0.0, 1.0) * np.clip(1.2 - circles.rms_mm[idx], 0.0, 1.0)
+    confidence = np.clip(quality_term * np.clip(sat / 0.25, 0.0, 1.0), 0.0, 1.0)
+    rim_pts = [rims.points_mm[m][circles.inliers[m]] for m in idx]
+    counts = [len(p) for p in rim_pts]
+    all_pts = np.concatenate(rim_pts)
+    from_z = np.repeat(plane, counts)
+    to_z = np.repeat(new_plane, counts)
+    moved = _move_to_plane(camera, all_pts, from_z, to_z)
+    all_px = camera.mat_to_image(np.column_stack([moved, to_z]))
+    rims_px = tuple(np.split(all_px, np.cumsum(counts)[:-1]))
+    return WinkDetections(
+        image_xy_px=image_xy,
+        mat_xy_mm=centre_mm,
+        z_mm=top_z,
+        radius_mm=radius,
+        colour=colours,
+        size=sizes,
+        confidence=confidence,
+        rim_visible_fraction=arc,
+        centre_sigma_mm=circles.centre_sigma_mm[idx],
+        rim_image_px=rims_px,
+    )
+
+
+def _move_to_plane(
+    camera: CameraModel, points_mm: FloatArray, from_z: FloatArray, to_z: FloatArray
+) -> FloatArray:
+    """Slide points along their camera rays from one height to another."""
+    cam = camera.position_mm
+    scale = (cam[2] - to_z) / (cam[2] - from_z)
+    return cam[:2] + (points_mm - cam[:2]) * scale[:, None]

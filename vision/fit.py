@@ -1,0 +1,318 @@
+"""Robust circle fits to rim points, in mat millimetres.
+
+A wink's rim, seen in the plane of its mid-height, is a circle of known
+diameter (16 or 22 mm). Rim points come from sub-pixel edge crossings along
+rays (see :mod:`vision.detect`); some belong to a neighbour or an
+occluder, so the fit is iteratively reweighted (Tukey's biweight) and may
+hold the radius at a known value, which lets a short visible arc fix the
+centre.
+
+Failures are values (:class:`CircleFitFailure`) carrying the reason, never
+a silent NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: Arc coverage is measured in bins of this many degrees.
+_ARC_BIN_DEG = 15.0
+
+
+@dataclass(frozen=True)
+class CircleFit:
+    """A fitted circle.
+
+    Parameters
+    ----------
+    centre_mm : (2,) ndarray
+    radius_mm : float
+    rms_mm : float
+        Root-mean-square radial residual of the inliers.
+    inliers : (k,) ndarray of bool
+        Which input points the fit kept.
+    arc_fraction : float
+        Fraction of the circle's angle covered by inliers, in [0, 1].
+    centre_sigma_mm : float
+        One-sigma centre uncertainty from the residuals and the arc's
+        geometry (a short arc constrains the centre poorly across it).
+    """
+
+    centre_mm: FloatArray
+    radius_mm: float
+    rms_mm: float
+    inliers: BoolArray
+    arc_fraction: float
+    centre_sigma_mm: float
+
+    def __bool__(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class CircleFitFailure:
+    """Why no circle could be fitted. Falsy, like scikit-image's ``FailedEstimation``."""
+
+    reason: str
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def arc_fraction(points_mm: npt.ArrayLike, centre_mm: npt.ArrayLike) -> float:
+    """Fraction of directions around ``centre_mm`` that hold a point.
+
+    Parameters
+    ----------
+    points_mm : (k, 2) array_like
+    centre_mm : (2,) array_like
+
+    Returns
+    -------
+    float in [0, 1], in steps of 1/24.
+    """
+    pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+    if len(pts) == 0:
+        return 0.0
+    offsets = pts - np.asarray(centre_mm, dtype=np.float64)
+    angle = np.degrees(np.arctan2(offsets[:, 1], offsets[:, 0])) % 360.0
+    bins = np.unique((angle // _ARC_BIN_DEG).astype(int))
+    return float(len(bins) * _ARC_BIN_DEG / 360.0)
+
+
+@dataclass(frozen=True)
+class CircleFits:
+    """Many circles fitted at once (parallel arrays); see :func:`fit_circles`.
+
+    Parameters
+    ----------
+    centre_mm : (n, 2) ndarray
+    radius_mm : (n,) ndarray
+    rms_mm : (n,) ndarray
+    inliers : (n, k) ndarray of bool
+    arc_fraction : (n,) ndarray
+    centre_sigma_mm : (n,) ndarray
+    ok : (n,) ndarray of bool
+        False where too few points agreed on a circle (the other fields are
+        then meaningless).
+    """
+
+    centre_mm: FloatArray
+    radius_mm: FloatArray
+    rms_mm: FloatArray
+    inliers: BoolArray
+    arc_fraction: FloatArray
+    centre_sigma_mm: FloatArray
+    ok: BoolArray
+
+
+def fit_circles(
+    points_mm: npt.ArrayLike,
+    weights: npt.ArrayLike,
+    initial_centre_mm: npt.ArrayLike,
+    *,
+    radius_mm: npt.ArrayLike | None = None,
+    scale_mm: float = 0.6,
+    iterations: int = 10,
+    min_points: int = 5,
+) -> CircleFits:
+    """Fit ``n`` circles at once by iteratively reweighted Gauss-Newton.
+
+    Parameters
+    ----------
+    points_mm : (n, k, 2) array_like
+        Up to ``k`` rim points per circle; pad with anything and weight 0.
+    weights : (n, k) array_like
+        Prior weight of each point (0 = absent; lower for points next to
+        another wink, which may belong to it).
+    initial_centre_mm : (n, 2) array_like
+    radius_mm : (n,) array_like, optional
+        Hold each radius at this value (known wink size); otherwise fit it.
+    scale_mm : float
+        Tukey scale: residuals beyond ``4.685 * scale_mm`` get no weight.
+    iterations : int
+    min_points : int
+        Fewer inliers than this and ``ok`` is False.
+
+    Returns
+    -------
+    CircleFits
+    """
+    pts = np.asarray(points_mm, dtype=np.float64)
+    prior = np.asarray(weights, dtype=np.float64)
+    centre = np.array(initial_centre_mm, dtype=np.float64).reshape(-1, 2)
+    n = len(centre)
+    if pts.shape[:1] != (n,) or pts.ndim != 3 or prior.shape != pts.shape[:2]:
+        raise ValueError(
+            f"points_mm must be (n, k, 2) and weights (n, k) with n = {n}, "
+            f"but got {pts.shape} and {prior.shape}"
+        )
+    fixed = radius_mm is not None
+    if fixed:
+        radius = np.asarray(radius_mm, dtype=np.float64).reshape(n).copy()
+    else:
+        dist0 = np.linalg.norm(pts - centre[:, None, :], axis=2)
+        radius = (dist0 * prior).sum(1) / np.maximum(prior.sum(1), 1e-9)
+    cutoff = 4.685 * scale_mm
+    weight = prior
+    for _ in range(iterations):
+        offsets = pts - centre[:, None, :]
+        dist = np.maximum(np.sqrt((offsets**2).sum(2)), 1e-9)
+        resid = dist - radius[:, None]
+        weight = prior * np.clip(1.0 - (resid / cutoff) ** 2, 0.0, None) ** 2
+        ux = offsets[..., 0] / dist
+        uy = offsets[..., 1] / dist
+        # Normal equations of the residual's Jacobian (-ux, -uy[, -1]),
+        # written out: many tiny systems solve faster this way than batched.
+        sxx = (weight * ux * ux).sum(1) + 1e-9
+        sxy = (weight * ux * uy).sum(1)
+        syy = (weight * uy * uy).sum(1) + 1e-9
+        gx = -(weight * ux * resid).sum(1)
+        gy = -(weight * uy * resid).sum(1)
+        if fixed:
+            normal = np.empty((n, 2, 2))
+            grad = np.empty((n, 2))
+        else:
+            normal = np.empty((n, 3, 3))
+            grad = np.empty((n, 3))
+            sx = (weight * ux).sum(1)
+            sy = (weight * uy).sum(1)
+            normal[:, 0, 2] = normal[:, 2, 0] = sx
+            normal[:, 1, 2] = normal[:, 2, 1] = sy
+            normal[:, 2, 2] = weight.sum(1) + 1e-9
+            grad[:, 2] = -(weight * resid).sum(1)
+        normal[:, 0, 0] = sxx
+        normal[:, 0, 1] = normal[:, 1, 0] = sxy
+        normal[:, 1, 1] = syy
+        grad[:, 0] = gx
+        grad[:, 1] = gy
+        step = -np.linalg.solve(normal, grad[..., None])[..., 0]
+        step = np.clip(step, -3.0, 3.0)
+        centre = centre + step[:, :2]
+        if not fixed:
+            radius = radius + step[:, 2]
+        if float(np.abs(step).max(initial=0.0)) < 1e-4:
+            break
+    offsets = pts - centre[:, None, :]
+    dist = np.maximum(np.sqrt((offsets**2).sum(2)), 1e-9)
+    resid = dist - radius[:, None]
+    inliers = (np.abs(resid) < cutoff * 0.6) & (prior > 0)
+    n_in = inliers.sum(1)
+    w_in = weight * inliers
+    rms = np.sqrt((resid**2 * w_in).sum(1) / np.maximum(w_in.sum(1), 1e-12))
+    unit = offsets / dist[..., None]
+    info = np.einsum("nki,nkj->nij", unit * w_in[..., None], unit)
+    det = info[:, 0, 0] * info[:, 1, 1] - info[:, 0, 1] ** 2
+    trace = info[:, 0, 0] + info[:, 1, 1]
+    # Smallest eigenvalue of the 2x2 information: the worst-constrained
+    # direction (across a short arc). A floor on the noise keeps a lucky
+    # near-zero rms from claiming precision.
+    small_eig = 0.5 * (trace - np.sqrt(np.maximum(trace**2 - 4 * det, 0.0)))
+    noise = np.maximum(rms, 0.15)
+    with np.errstate(divide="ignore"):
+        sigma = np.where(small_eig > 1e-6, noise / np.sqrt(np.maximum(small_eig, 1e-12)), np.inf)
+    angle = np.degrees(np.arctan2(offsets[..., 1], offsets[..., 0])) % 360.0
+    n_bins = int(round(360.0 / _ARC_BIN_DEG))
+    occupied = np.zeros((n, n_bins + 1), dtype=bool)
+    bins = np.where(inliers, (angle // _ARC_BIN_DEG).astype(np.int64), n_bins)
+    occupied[np.arange(n)[:, None], bins] = True
+    arcs = occupied[:, :n_bins].sum(1) / n_bins
+    ok = (n_in >= min_points) & np.isfinite(sigma) & np.isfinite(centre).all(1)
+    return CircleFits(
+        centre_mm=centre,
+        radius_mm=radius,
+        rms_mm=rms,
+        inliers=inliers,
+        arc_fraction=arcs,
+        centre_sigma_mm=sigma,
+        ok=ok,
+    )
+
+
+def fit_circle(
+    points_mm: npt.ArrayLike,
+    *,
+    radius_mm: float | None = None,
+    initial_centre_mm: npt.ArrayLike | None = None,
+    weights: npt.ArrayLike | None = None,
+    scale_mm: float = 0.6,
+    iterations: int = 12,
+    min_points: int = 5,
+) -> CircleFit | CircleFitFailure:
+    """Fit one circle to rim points, robustly (see :func:`fit_circles`).
+
+    Parameters
+    ----------
+    points_mm : (k, 2) array_like
+        Rim points in mat mm.
+    radius_mm : float, optional
+        Hold the radius at this value (known wink size); otherwise fit it.
+    initial_centre_mm : (2,) array_like, optional
+        Start here; otherwise from an algebraic (Kasa) fit.
+    weights : (k,) array_like, optional
+        Prior weight of each point.
+    scale_mm, iterations, min_points
+        As for :func:`fit_circles`.
+
+    Returns
+    -------
+    CircleFit or CircleFitFailure
+    """
+    pts = np.asarray(points_mm, dtype=np.float64).reshape(-1, 2)
+    if len(pts) < min_points:
+        return CircleFitFailure(f"only {len(pts)} rim points; need at least {min_points}")
+    prior = np.ones(len(pts)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if prior.shape != (len(pts),):
+        raise ValueError(f"weights must have shape ({len(pts)},), but got shape {prior.shape}")
+    if initial_centre_mm is None:
+        kasa = _kasa(pts, prior)
+        if kasa is None:
+            return CircleFitFailure("rim points are collinear or coincident")
+        start = kasa[0]
+    else:
+        start = np.asarray(initial_centre_mm, dtype=np.float64).reshape(2)
+    fits = fit_circles(
+        pts[None],
+        prior[None],
+        start[None],
+        radius_mm=None if radius_mm is None else [radius_mm],
+        scale_mm=scale_mm,
+        iterations=iterations,
+        min_points=min_points,
+    )
+    if not fits.ok[0]:
+        if not np.isfinite(fits.centre_sigma_mm[0]):
+            return CircleFitFailure("rim points do not constrain the centre (arc too short)")
+        return CircleFitFailure(
+            f"only {int(fits.inliers[0].sum())} rim points agree on a circle; "
+            f"need at least {min_points}"
+        )
+    return CircleFit(
+        centre_mm=fits.centre_mm[0],
+        radius_mm=float(fits.radius_mm[0]),
+        rms_mm=float(fits.rms_mm[0]),
+        inliers=fits.inliers[0],
+        arc_fraction=float(fits.arc_fraction[0]),
+        centre_sigma_mm=float(fits.centre_sigma_mm[0]),
+    )
+
+
+def _kasa(pts: FloatArray, weight: FloatArray) -> tuple[FloatArray, float] | None:
+    """Algebraic circle fit (Kasa): least squares on ``x^2 + y^2 + D x + E y + F = 0``."""
+    design = np.hstack([pts, np.ones((len(pts), 1))])
+    rhs = -(pts**2).sum(axis=1)
+    sw = np.sqrt(weight)
+    sol, _, rank, _ = np.linalg.lstsq(design * sw[:, None], rhs * sw, rcond=None)
+    if rank < 3:
+        return None
+    centre = -0.5 * sol[:2]
+    r2 = float(centre @ centre - sol[2])
+    if r2 <= 0:
+        return None
+    return centre, float(np.sqrt(r2))
