@@ -44,7 +44,7 @@ FloatArray = npt.NDArray[np.float64]
 Detector = Callable[..., WinkDetections]
 
 #: Hidden-region search runs on a frame shrunk by this factor (speed).
-HIDDEN_SCALE = 4
+HIDDEN_SCALE = 8
 #: A blob over the mat smaller than this is not a hidden region (winks and
 #: small piles are smaller; hands, mugs and phones are larger), mm^2.
 HIDDEN_MIN_AREA_MM2 = 3000.0
@@ -196,10 +196,10 @@ def prepare_context(
     hull = cv2.convexHull(pot_px.astype(np.float32)).reshape(-1, 2)
     pot_mask = np.zeros_like(mask)
     cv2.fillPoly(pot_mask, [np.round(hull).astype(np.int32)], 1)
-    pot_mask = cv2.dilate(pot_mask, np.ones((5, 5), np.uint8))
+    pot_mask = cv2.dilate(pot_mask, np.ones((3, 3), np.uint8))
     mask &= 1 - pot_mask
     # Mat area per shrunk pixel, from the local scale on a coarse grid.
-    grid_y, grid_x = np.mgrid[0:sh:8, 0:sw:8]
+    grid_y, grid_x = np.mgrid[0:sh:4, 0:sw:4]
     centres = np.stack([grid_x.ravel(), grid_y.ravel()], 1).astype(float) * HIDDEN_SCALE
     mat_a = camera.image_to_mat(centres, 0.0)
     mat_b = camera.image_to_mat(centres + [HIDDEN_SCALE, 0], 0.0)
@@ -243,12 +243,16 @@ def find_hidden_regions(
     if mask.sum() < 50:
         return (), 1.0
     felt = np.median(lab[mask], axis=0)
-    # Slow brightness drift (lighting): a normalised blur of the lightness.
-    sigma = max(sw, sh) / 12.0
+    # Slow brightness drift (lighting): a normalised blur of the lightness,
+    # done on a much smaller copy since it is smooth anyway.
     m = mask.astype(np.float32)
-    num = cv2.GaussianBlur(lab[:, :, 0] * m, (0, 0), sigma)
-    den = cv2.GaussianBlur(m, (0, 0), sigma)
-    light = np.where(den > 1e-3, num / np.maximum(den, 1e-3), felt[0])
+    tiny = (max(sw // 8, 4), max(sh // 8, 4))
+    num = cv2.resize(lab[:, :, 0] * m, tiny, interpolation=cv2.INTER_AREA)
+    den = cv2.resize(m, tiny, interpolation=cv2.INTER_AREA)
+    num = cv2.GaussianBlur(num, (0, 0), 1.5)
+    den = cv2.GaussianBlur(den, (0, 0), 1.5)
+    light_tiny = np.where(den > 1e-3, num / np.maximum(den, 1e-3), felt[0]).astype(np.float32)
+    light = cv2.resize(light_tiny, (sw, sh), interpolation=cv2.INTER_LINEAR)
     chroma = np.hypot(lab[:, :, 1] - felt[1], lab[:, :, 2] - felt[2])
     dl = np.abs(lab[:, :, 0] - light)
     distance = chroma + 0.5 * np.maximum(dl - 10.0, 0.0)
@@ -256,8 +260,10 @@ def find_hidden_regions(
     weights = context.mm2_per_px_small
     total_area = float(weights[mask].sum())
     frac = float(weights[not_felt.astype(bool)].sum() / max(total_area, 1e-9))
-    opened = cv2.morphologyEx(not_felt, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
-    opened = cv2.morphologyEx(opened, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    # At 1/8 scale a wink is 1-2 pixels and a line 1 pixel: the opening
+    # removes both; the closing joins a hand's fingers.
+    opened = cv2.morphologyEx(not_felt, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    opened = cv2.morphologyEx(opened, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
     n, labels, _, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
     regions = []
     for k in range(1, n):

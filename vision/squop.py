@@ -55,7 +55,7 @@ UPPER_CONFIDENCE_MIN = 0.3
 #: Pairs further apart than the sum of radii plus this are never candidates:
 #: covers parallax of a raised wink in oblique views plus measurement error.
 CANDIDATE_MARGIN_MM = 8.0
-_RIM_POINTS = 48
+_RIM_POINTS = 64
 
 
 # --------------------------------------------------------------------------
@@ -211,21 +211,26 @@ def _image_rims_px(
 
 
 def _inside_polygon(poly_px: FloatArray, pts_px: FloatArray) -> FloatArray:
-    """Signed distance (px) of points to a convex polygon: positive inside."""
-    contour = poly_px.astype(np.float32).reshape(-1, 1, 2)
-    return np.array(
-        [cv2.pointPolygonTest(contour, (float(p[0]), float(p[1])), True) for p in pts_px]
-    )
+    """Signed distance (px) of points to a convex polygon's edge lines: positive inside.
 
-
-def _densify(poly_px: FloatArray, step_px: float = 0.5) -> FloatArray:
-    closed = np.vstack([poly_px, poly_px[:1]])
-    out = []
-    for p, q in zip(closed[:-1], closed[1:], strict=True):
-        k = max(1, int(math.ceil(float(np.hypot(*(q - p))) / step_px)))
-        t = np.arange(k)[:, None] / k
-        out.append(p + t * (q - p))
-    return np.vstack(out)
+    For a convex polygon the smallest distance to its edge lines is the
+    distance to the outline for inside points (and a lower bound outside).
+    """
+    if len(pts_px) == 0:
+        return np.zeros(0)
+    p = poly_px
+    q = np.roll(p, -1, axis=0)
+    edge = q - p
+    length = np.hypot(edge[:, 0], edge[:, 1])
+    ok = length > 1e-9
+    p, edge, length = p[ok], edge[ok], length[ok]
+    normal = np.stack([-edge[:, 1], edge[:, 0]], 1) / length[:, None]
+    # Orientation: make normals point inwards.
+    area2 = float(np.sum(p[:, 0] * np.roll(p[:, 1], -1) - np.roll(p[:, 0], -1) * p[:, 1]))
+    if area2 < 0:
+        normal = -normal
+    dist = np.einsum("mkd,kd->mk", pts_px[:, None, :] - p[None, :, :], normal)
+    return np.asarray(dist.min(axis=1), dtype=float)
 
 
 def _bilinear(img: FloatArray, pts: FloatArray) -> FloatArray:
@@ -236,12 +241,25 @@ def _bilinear(img: FloatArray, pts: FloatArray) -> FloatArray:
     y0 = np.floor(y).astype(int)
     fx = x - x0
     fy = y - y0
-    return (
+    return np.asarray(
         img[y0, x0] * (1 - fx) * (1 - fy)
         + img[y0, x0 + 1] * fx * (1 - fy)
         + img[y0 + 1, x0] * (1 - fx) * fy
-        + img[y0 + 1, x0 + 1] * fx * fy
+        + img[y0 + 1, x0 + 1] * fx * fy,
+        dtype=float,
     )
+
+
+def _fill(shape: tuple[int, int], poly_px: FloatArray) -> npt.NDArray[np.uint8]:
+    shift = 4  # fillPoly's sub-pixel bits
+    mask = np.zeros(shape, np.uint8)
+    cv2.fillPoly(mask, [np.round(poly_px * (1 << shift)).astype(np.int32)], 1, cv2.LINE_8, shift)
+    return mask
+
+
+#: Lightness counts half in colour comparisons: shading changes it as much as
+#: a different wink colour does.
+_LAB_WEIGHTS = np.array([0.5, 1.0, 1.0])
 
 
 def upper_evidence(
@@ -249,10 +267,14 @@ def upper_evidence(
     rim_a_px: FloatArray,
     rim_b_px: FloatArray,
     *,
+    other_rims_px: Sequence[FloatArray] = (),
+    colour_a_lab: FloatArray | None = None,
+    colour_b_lab: FloatArray | None = None,
     rim_points_a_px: FloatArray | None = None,
     rim_points_b_px: FloatArray | None = None,
     rim_visible_a: float = 1.0,
     rim_visible_b: float = 1.0,
+    same_colour: bool = False,
 ) -> UpperEvidence:
     """Which of two overlapping winks is on top, from the image.
 
@@ -260,11 +282,23 @@ def upper_evidence(
     ----------
     image_bgr : (H, W, 3) uint8 ndarray
     rim_a_px, rim_b_px : (k, 2) ndarray
-        The winks' top rims projected into the image, pixels.
+        The winks' top rims projected into the image, pixels, densely
+        sampled (under a pixel apart).
+    other_rims_px : sequence of (k, 2) ndarray
+        Rims of other winks nearby: pixels inside them are not used.
+    colour_a_lab, colour_b_lab : (3,) ndarray, optional
+        The typical Lab colour (OpenCV 8-bit scale) of each wink's colour
+        class. When the classes differ these are compared with the lens;
+        otherwise each wink's own uncovered part is.
     rim_points_a_px, rim_points_b_px : (m, 2) ndarray, optional
         Rim edge points the detector used in its fits.
     rim_visible_a, rim_visible_b : float
         Fraction of each rim the detector saw.
+    same_colour : bool
+        The two winks are of one colour. Shading and edges alone are weak
+        evidence then (measured: barely better than chance on the shared
+        scenes), so without the detector's rim points the score is capped
+        below :data:`UPPER_CONFIDENCE_MIN` and the call stays uncertain.
 
     Returns
     -------
@@ -272,7 +306,7 @@ def upper_evidence(
         Score > 0 when ``a`` is on top. Cues:
 
         * colour: the lens where the image discs overlap shows the upper
-          wink's colour (only when the two colours differ);
+          wink's colour (or its shade, for two winks of one colour);
         * edge: the upper rim is a visible edge inside the lower disc, while
           the lower rim is hidden under the upper face;
         * rim: the detector found rim points of the upper wink inside the
@@ -291,45 +325,57 @@ def upper_evidence(
     offset = np.array([x0, y0], dtype=float)
     poly_a = rim_a_px - offset
     poly_b = rim_b_px - offset
-
-    shift = 4  # fillPoly's sub-pixel bits
-    mask_a = np.zeros(roi.shape[:2], np.uint8)
-    mask_b = np.zeros(roi.shape[:2], np.uint8)
-    cv2.fillPoly(mask_a, [np.round(poly_a * (1 << shift)).astype(np.int32)], 1, cv2.LINE_8, shift)
-    cv2.fillPoly(mask_b, [np.round(poly_b * (1 << shift)).astype(np.int32)], 1, cv2.LINE_8, shift)
+    shape = (roi.shape[0], roi.shape[1])
+    mask_a = _fill(shape, poly_a)
+    mask_b = _fill(shape, poly_b)
+    others = np.zeros(shape, np.uint8)
+    for rim in other_rims_px:
+        others |= _fill(shape, rim - offset)
     kernel = np.ones((3, 3), np.uint8)
-    inner_a = cv2.erode(mask_a, kernel)
-    inner_b = cv2.erode(mask_b, kernel)
-    lens = (inner_a & inner_b).astype(bool)
+    clear = 1 - cv2.dilate(others, kernel)
+    inner_a = cv2.erode(mask_a, kernel) & clear
+    inner_b = cv2.erode(mask_b, kernel) & clear
+    # The lens keeps its rim pixels: a thin lens has no interior at all.
+    lens = (mask_a & mask_b & (1 - others)).astype(bool)
     only_a = (inner_a & (1 - cv2.dilate(mask_b, kernel))).astype(bool)
     only_b = (inner_b & (1 - cv2.dilate(mask_a, kernel))).astype(bool)
 
     colour_score: float | None = None
-    if lens.sum() >= 1 and only_a.sum() >= 3 and only_b.sum() >= 3:
-        # Lightness counts half: shading changes it as much as colour does.
-        weights = np.array([0.5, 1.0, 1.0])
-        mean_a = np.median(lab[only_a], axis=0) * weights
-        mean_b = np.median(lab[only_b], axis=0) * weights
-        mean_lens = lab[lens].mean(axis=0) * weights
-        axis = mean_a - mean_b
-        norm2 = float(axis @ axis)
-        if norm2 >= 15.0**2:
-            t = float((mean_lens - mean_b) @ axis) / norm2
-            colour_score = float(np.clip(2.0 * t - 1.0, -1.0, 1.0)) * min(
-                1.0, float(lens.sum()) / 3.0
-            )
+    n_lens = int(lens.sum())
+    if n_lens >= 1:
+        ref_a = ref_b = None
+        if colour_a_lab is not None and colour_b_lab is not None:
+            ref_a, ref_b = np.asarray(colour_a_lab, float), np.asarray(colour_b_lab, float)
+            if float(np.hypot.reduce((ref_a - ref_b) * _LAB_WEIGHTS)) < 15.0:
+                ref_a = ref_b = None  # one colour class: compare the shades instead
+        min_separation = 15.0
+        if ref_a is None and only_a.sum() >= 3 and only_b.sum() >= 3:
+            ref_a = np.median(lab[only_a], axis=0)
+            ref_b = np.median(lab[only_b], axis=0)
+            min_separation = 6.0
+        if ref_a is not None and ref_b is not None:
+            axis = (ref_a - ref_b) * _LAB_WEIGHTS
+            norm2 = float(axis @ axis)
+            if norm2 >= min_separation**2:
+                t = (lab[lens] - ref_b) * _LAB_WEIGHTS @ axis / norm2
+                # Each lens pixel votes for the nearer colour.
+                vote = float(np.mean(np.clip(2.0 * t - 1.0, -1.0, 1.0)))
+                strength = min(1.0, n_lens / 3.0) * min(1.0, math.sqrt(norm2) / 25.0)
+                colour_score = vote * strength
 
     edge_score: float | None = None
-    grad = np.zeros(roi.shape[:2])
+    grad = np.zeros(shape)
     for c in range(3):
         gx = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 1, 0, ksize=3)
         gy = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 0, 1, ksize=3)
-        grad += np.hypot(gx, gy)
-    arc_a = _densify(poly_a)
-    arc_b = _densify(poly_b)
-    # Rim samples well inside the other disc: away from where the rims cross.
-    a_in_b = arc_a[_inside_polygon(poly_b, arc_a) > 1.0]
-    b_in_a = arc_b[_inside_polygon(poly_a, arc_b) > 1.0]
+        grad += np.hypot(gx, gy) * _LAB_WEIGHTS[c]
+    # Rim samples well inside the other disc, away from where the rims
+    # cross, and not under a third wink: depth inside a disc from its mask's
+    # distance transform.
+    depth_a = cv2.distanceTransform(mask_a, cv2.DIST_L2, 3) * clear
+    depth_b = cv2.distanceTransform(mask_b, cv2.DIST_L2, 3) * clear
+    a_in_b = poly_a[_bilinear(depth_b, poly_a) > 1.0]
+    b_in_a = poly_b[_bilinear(depth_a, poly_b) > 1.0]
     if len(a_in_b) >= 3 and len(b_in_a) >= 3:
         g_a = float(np.mean(_bilinear(grad, a_in_b)))
         g_b = float(np.mean(_bilinear(grad, b_in_a)))
@@ -356,6 +402,9 @@ def upper_evidence(
     signs = {np.sign(s) for s, _ in weighted if abs(s) > 0.2}
     if len(signs) > 1:
         score *= 0.3
+    if same_colour and rim_score is None:
+        cap = 0.8 * UPPER_CONFIDENCE_MIN
+        score = float(np.clip(score, -cap, cap))
     return UpperEvidence(
         score=float(np.clip(score, -1.0, 1.0)),
         colour_score=colour_score,
@@ -370,13 +419,40 @@ def _rim_points_inside(
     """How much of the own rim arc inside the other disc the detector saw, in [0, 1]."""
     if len(rim_points) < 4:
         return None
-    dense = _densify(own_poly)
-    arc_fraction = float(np.mean(_inside_polygon(other_poly, dense) > 0.5))
+    arc_fraction = float(np.mean(_inside_polygon(other_poly, own_poly) > 0.5))
     if arc_fraction < 0.05:
         return None
     expected = arc_fraction * len(rim_points) / max(visible, 0.05)
     seen = float(np.sum(_inside_polygon(other_poly, rim_points) > 0.5))
     return min(1.0, seen / max(expected, 1.0))
+
+
+def colour_references_lab(
+    image_bgr: npt.NDArray[np.uint8], image_xy_px: FloatArray, colours: Sequence[object]
+) -> dict[object, FloatArray]:
+    """Typical Lab colour of each colour class in this frame.
+
+    The median over the winks of the class of the pixels around each
+    wink's centre: robust to a few winks being partly covered or shaded.
+    """
+    h, w = image_bgr.shape[:2]
+    xi = np.round(image_xy_px[:, 0]).astype(int)
+    yi = np.round(image_xy_px[:, 1]).astype(int)
+    ok = (xi >= 1) & (xi < w - 1) & (yi >= 1) & (yi < h - 1)
+    if not ok.any():
+        return {}
+    offsets = np.array([-1, 0, 1])
+    rows = (yi[ok][:, None, None] + offsets[None, :, None]).repeat(3, axis=2)
+    cols = (xi[ok][:, None, None] + offsets[None, None, :]).repeat(3, axis=1)
+    patches = image_bgr[rows, cols]  # (m, 3, 3, 3): one 3x3 patch per wink
+    lab = cv2.cvtColor(patches.reshape(-1, 3, 3), cv2.COLOR_BGR2LAB).astype(float)
+    per_wink = np.median(lab.reshape(-1, 9, 3), axis=1)
+    kept = [c for c, k in zip(colours, ok, strict=True) if k]
+    out: dict[object, FloatArray] = {}
+    for colour in set(kept):
+        sel = np.array([c == colour for c in kept])
+        out[colour] = np.median(per_wink[sel], axis=0)
+    return out
 
 
 # --------------------------------------------------------------------------
@@ -540,6 +616,12 @@ def analyse_squops(
     )
     rims_flat = _image_rims_px(camera, plan_flat, radius, flat_z)
     rim_pts = detections.rim_image_px if detections.rim_image_px else None
+    refs = (
+        colour_references_lab(image_bgr, image_xy, list(detections.colour))
+        if image_bgr is not None
+        else {}
+    )
+    rim_extent = np.abs(rims_flat - image_xy[:, None, :]).max(axis=(1, 2))
     evidence: dict[tuple[int, int], UpperEvidence] = {}
 
     def evidence_for(i: int, j: int) -> UpperEvidence:
@@ -547,30 +629,34 @@ def analyse_squops(
             if image_bgr is None:
                 evidence[(i, j)] = UpperEvidence(score=0.0)
             else:
+                reach = np.hypot(*(image_xy - image_xy[i]).T) - rim_extent
+                nearby = [
+                    rims_flat[k]
+                    for k in np.flatnonzero(reach < rim_extent[i] + rim_extent[j] + 2)
+                    if k not in (i, j) and active[k]
+                ]
                 evidence[(i, j)] = upper_evidence(
                     image_bgr,
                     rims_flat[i],
                     rims_flat[j],
+                    other_rims_px=nearby,
+                    colour_a_lab=refs.get(detections.colour[i]),
+                    colour_b_lab=refs.get(detections.colour[j]),
                     rim_points_a_px=None if rim_pts is None else rim_pts[i],
                     rim_points_b_px=None if rim_pts is None else rim_pts[j],
                     rim_visible_a=float(detections.rim_visible_fraction[i]),
                     rim_visible_b=float(detections.rim_visible_fraction[j]),
+                    same_colour=detections.colour[i] is detections.colour[j],
                 )
         return evidence[(i, j)]
 
-    def plan_at(i: int, z_i: float) -> FloatArray:
-        return correct_parallax(camera, image_xy[i : i + 1], z_i)[0]
-
     # Pass 1: with every wink flat, which pairs could overlap under either
     # hypothesis of which is on top, and which is on top.
+    plan_raised = correct_parallax(camera, image_xy, flat_z + RAISE_ON_ONE_MM)
     above: dict[tuple[int, int], float] = {}  # (upper, lower) -> confidence
     for i, j in pairs:
-        sep_i_up = separation_mm(
-            plan_at(i, flat_z[j] + RAISE_ON_ONE_MM), radius[i], plan_flat[j], radius[j]
-        )
-        sep_j_up = separation_mm(
-            plan_flat[i], radius[i], plan_at(j, flat_z[i] + RAISE_ON_ONE_MM), radius[j]
-        )
+        sep_i_up = separation_mm(plan_raised[i], radius[i], plan_flat[j], radius[j])
+        sep_j_up = separation_mm(plan_flat[i], radius[i], plan_raised[j], radius[j])
         sigma = math.hypot(sigma_centre[i], sigma_centre[j])
         if min(sep_i_up, sep_j_up) > k_sigma * sigma + 0.5:
             continue

@@ -1,0 +1,172 @@
+"""Squop geometry and calls: shapely against analytic answers, parallax round trips,
+and synthetic frames where we know which wink is on top."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from squop_scenes import SceneWink, detections_for, overhead_camera, render
+
+from rules.board import Colour, WinkSize
+from vision.squop import (
+    K_SIGMA,
+    _levels,
+    analyse_squops,
+    correct_parallax,
+    pile_ids,
+    plan_overlap,
+)
+
+
+def lens_area_analytic(d: float, r1: float, r2: float) -> float:
+    """Area of intersection of two circles (the classic circular-segment formula)."""
+    if d >= r1 + r2:
+        return 0.0
+    if d <= abs(r1 - r2):
+        return math.pi * min(r1, r2) ** 2
+    a1 = r1**2 * math.acos((d**2 + r1**2 - r2**2) / (2 * d * r1))
+    a2 = r2**2 * math.acos((d**2 + r2**2 - r1**2) / (2 * d * r2))
+    a3 = 0.5 * math.sqrt((-d + r1 + r2) * (d + r1 - r2) * (d - r1 + r2) * (d + r1 + r2))
+    return a1 + a2 - a3
+
+
+@pytest.mark.parametrize(
+    ("d", "r1", "r2"),
+    [
+        (30.0, 11.0, 8.0),  # apart: 11 mm gap
+        (19.5, 11.0, 8.0),  # 0.5 mm gap
+        (19.0, 11.0, 8.0),  # touching
+        (18.8, 11.0, 8.0),  # 0.2 mm overlap, a marginal squop
+        (12.0, 8.0, 8.0),  # two small winks, 4 mm overlap
+        (5.0, 11.0, 8.0),  # deep: 14 mm overlap
+        (2.0, 11.0, 8.0),  # the small one wholly inside the large one
+    ],
+)
+def test_plan_overlap_matches_analytic_lens_and_separation(d: float, r1: float, r2: float) -> None:
+    got = plan_overlap((0.0, 0.0), r1, (d * 0.6, d * 0.8), r2)
+    assert got.separation_mm == pytest.approx(d - r1 - r2, abs=2e-3)
+    # 256-gon discs: the chords fall short of the arcs by under 0.001 mm, so a
+    # lens bounded by ~5 mm of arc loses up to ~0.005 mm^2.
+    assert got.area_mm2 == pytest.approx(lens_area_analytic(d, r1, r2), rel=2e-3, abs=5e-3)
+
+
+@pytest.mark.parametrize(
+    "tilt_deg",
+    [
+        0.0,  # straight down
+        45.0,  # oblique, where parallax is largest
+    ],
+)
+@pytest.mark.parametrize("z_mm", [0.0, 1.5, 3.2])
+def test_parallax_correction_round_trips(tilt_deg: float, z_mm: float) -> None:
+    camera = overhead_camera(tilt_deg=tilt_deg)
+    mat_xyz = np.array([[120.0, -80.0, z_mm], [-600.0, 300.0, z_mm], [0.0, 30.0, z_mm]])
+    image_xy = camera.mat_to_image(mat_xyz)
+    back = correct_parallax(camera, image_xy, z_mm)
+    np.testing.assert_allclose(back, mat_xyz[:, :2], atol=1e-6)
+
+
+def test_parallax_of_a_raised_wink_is_corrected_in_oblique_view() -> None:
+    # A wink 3 mm up seen from 45 degrees: taken as flat, it is off by about 3 mm.
+    camera = overhead_camera(tilt_deg=45.0)
+    image_xy = camera.mat_to_image(np.array([[50.0, 20.0, 3.0]]))
+    flat = correct_parallax(camera, image_xy, 0.0)[0]
+    raised = correct_parallax(camera, image_xy, 3.0)[0]
+    assert np.hypot(*(flat - [50.0, 20.0])) > 2.0
+    np.testing.assert_allclose(raised, [50.0, 20.0], atol=1e-6)
+
+
+def _pair(upper: SceneWink, lower: SceneWink, **kw: float):  # type: ignore[no-untyped-def]
+    camera = overhead_camera()
+    winks = [lower, upper]
+    image = render(camera, winks)
+    dets = detections_for(camera, winks, **kw)
+    return analyse_squops(dets, camera, image)
+
+
+@pytest.mark.parametrize(
+    ("upper_colour", "lower_colour"),
+    [
+        (Colour.RED, Colour.BLUE),  # red on blue
+        (Colour.BLUE, Colour.YELLOW),  # and the other way round in hue
+        (Colour.GREEN, Colour.RED),
+    ],
+)
+def test_clear_squop_names_the_upper_wink_from_the_lens_colour(
+    upper_colour: Colour, lower_colour: Colour
+) -> None:
+    lower = SceneWink(lower_colour, WinkSize.LARGE, 100.0, 50.0, 1.5)
+    upper = SceneWink(upper_colour, WinkSize.SMALL, 113.0, 50.0, 3.0)  # 6 mm overlap
+    analysis = _pair(upper, lower)
+    (call,) = analysis.calls
+    assert call.squop
+    assert (call.upper, call.lower) == (1, 0)
+    assert not call.uncertain
+    assert call.separation_mm == pytest.approx(-6.0, abs=0.3)
+
+
+def test_parallax_correction_moves_the_upper_wink_back_over_its_true_centre() -> None:
+    lower = SceneWink(Colour.BLUE, WinkSize.LARGE, -400.0, 200.0, 1.5)
+    upper = SceneWink(Colour.RED, WinkSize.SMALL, -388.0, 200.0, 3.0)
+    analysis = _pair(upper, lower)
+    np.testing.assert_allclose(analysis.mat_xy_mm[1], [-388.0, 200.0], atol=0.3)
+    assert analysis.level.tolist() == [0, 1]
+
+
+def test_clear_gap_is_no_squop_and_certain() -> None:
+    a = SceneWink(Colour.BLUE, WinkSize.LARGE, 0.0, 100.0)
+    b = SceneWink(Colour.RED, WinkSize.SMALL, 24.0, 100.0)  # 5 mm gap
+    camera = overhead_camera()
+    dets = detections_for(camera, [a, b])
+    analysis = analyse_squops(dets, camera, render(camera, [a, b]))
+    assert all(not c.squop and not c.uncertain for c in analysis.calls)
+
+
+@pytest.mark.parametrize(
+    "separation_mm",
+    [
+        -0.3,  # a hair's overlap
+        0.0,  # touching
+        0.3,  # a hair's gap
+    ],
+)
+def test_near_zero_separation_is_flagged_uncertain(separation_mm: float) -> None:
+    a = SceneWink(Colour.BLUE, WinkSize.SMALL, 0.0, 100.0, 1.5)
+    b = SceneWink(Colour.RED, WinkSize.SMALL, 16.0 + separation_mm, 100.0, 1.5)
+    camera = overhead_camera()
+    dets = detections_for(camera, [a, b], centre_sigma_mm=0.3)
+    (call,) = analyse_squops(dets, camera, render(camera, [a, b])).calls
+    assert call.uncertain
+    assert abs(call.separation_mm) < K_SIGMA * call.sigma_mm
+
+
+def test_same_colour_pair_is_uncertain_about_the_upper_wink() -> None:
+    lower = SceneWink(Colour.GREEN, WinkSize.LARGE, 200.0, -100.0, 1.5)
+    upper = SceneWink(Colour.GREEN, WinkSize.SMALL, 212.0, -100.0, 3.0)
+    (call,) = _pair(upper, lower).calls
+    assert call.squop
+    assert call.uncertain
+
+
+def test_without_the_image_every_overlap_is_uncertain() -> None:
+    camera = overhead_camera()
+    winks = [
+        SceneWink(Colour.BLUE, WinkSize.LARGE, 0.0, 150.0, 1.5),
+        SceneWink(Colour.RED, WinkSize.SMALL, 12.0, 150.0, 3.0),
+    ]
+    (call,) = analyse_squops(detections_for(camera, winks), camera, None).calls
+    assert call.squop and call.uncertain
+
+
+def test_a_cycle_of_upper_calls_loses_its_weakest_link() -> None:
+    above = {(0, 1): 0.9, (1, 2): 0.8, (2, 0): 0.1}
+    level = _levels(3, above)
+    assert (2, 0) not in above
+    assert level.tolist() == [2, 1, 0]
+
+
+def test_piles_join_winks_through_squops() -> None:
+    # 0 on 1 on 2 is one pile; 3 on 4 another; 5 alone.
+    assert pile_ids(6, [(0, 1), (1, 2), (3, 4)]).tolist() == [1, 1, 1, 2, 2, 0]

@@ -1,0 +1,124 @@
+"""Statuses from geometry: baseline triangles, the mat's edge, the pot, the rule 2.1.1 count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from squop_scenes import overhead_camera
+
+from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
+from vision.status import (
+    DEFAULT_CORNERS_MM,
+    beyond_baseline_mm,
+    beyond_mat_edge_mm,
+    in_pot,
+    infer_potted,
+    own_unplayed_triangle,
+    tiddlies_of,
+)
+
+
+@pytest.mark.parametrize(
+    ("mat_xy", "expected"),
+    [
+        ((-900.0, 450.0), True),  # deep in the corner
+        ((-850.0, 420.0), True),  # behind the baseline
+        ((-700.0, 300.0), False),  # in front of it
+        ((0.0, 0.0), False),  # at the pot
+        ((800.0, -400.0), False),  # red's corner, not blue's
+    ],
+)
+def test_blue_triangle_membership(mat_xy: tuple[float, float], expected: bool) -> None:
+    beyond = own_unplayed_triangle([mat_xy], [Colour.BLUE])[0]
+    assert bool(beyond > 0) is expected
+
+
+def test_baseline_is_914_mm_from_the_centre_towards_the_corner() -> None:
+    corner = np.array(DEFAULT_CORNERS_MM[Colour.GREEN])
+    d = corner / np.hypot(*corner)
+    on_line = 914.4 * d
+    assert beyond_baseline_mm([on_line], corner)[0] == pytest.approx(0.0, abs=1e-9)
+    assert beyond_baseline_mm([on_line + 5 * d], corner)[0] == pytest.approx(5.0)
+    # Along the line the distance does not change.
+    along = np.array([-d[1], d[0]])
+    assert beyond_baseline_mm([on_line + 100 * along], corner)[0] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("x_mm", "y_mm", "radius_mm", "expected"),
+    [
+        (0.0, 0.0, 8.0, -449.2),  # at the pot: far inside
+        (900.0, 0.0, 11.0, -3.4),  # near the short edge, inside
+        (910.0, 0.0, 8.0, 3.6),  # straddling the short edge: off (rule 13)
+        (0.0, -455.0, 8.0, 5.8),  # straddling a long edge
+        (1000.0, 100.0, 8.0, 93.6),  # on the table
+    ],
+)
+def test_beyond_mat_edge(x_mm: float, y_mm: float, radius_mm: float, expected: float) -> None:
+    assert beyond_mat_edge_mm([[x_mm, y_mm]], radius_mm)[0] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    "tilt_deg",
+    [
+        0.0,  # straight down
+        40.0,  # oblique
+    ],
+)
+def test_pot_opening_tells_potted_from_beside_the_pot(tilt_deg: float) -> None:
+    camera = overhead_camera(tilt_deg=tilt_deg)
+    # Inside the pot, on the far side from the camera so that the opening shows them.
+    inside = camera.mat_to_image(np.array([[5.0, 10.0, 20.0], [0.0, 0.0, 30.0]]))
+    # On the mat, touching the pot's base (19 mm + 8 mm), where the camera sees them.
+    beside = camera.mat_to_image(np.array([[0.0, -27.5, 1.5], [27.5, 0.0, 1.5]]))
+    assert in_pot(camera, inside).tolist() == [True, True]
+    assert in_pot(camera, beside).tolist() == [False, False]
+
+
+@pytest.mark.parametrize(
+    ("seen", "in_pot_seen", "inferred", "large", "small"),
+    [
+        ([WinkSize.LARGE] * 2 + [WinkSize.SMALL] * 4, 0, 0, 0, 0),  # all six seen
+        ([WinkSize.LARGE] + [WinkSize.SMALL] * 3, 0, 2, 1, 1),  # one of each size missing
+        ([WinkSize.SMALL] * 4, 1, 2, 2, 0),  # both large ones missing
+        ([], 0, 6, 2, 4),  # nothing of the colour seen: all in the pot
+    ],
+)
+def test_potted_inference_is_six_minus_those_seen(
+    seen: list[WinkSize], in_pot_seen: int, inferred: int, large: int, small: int
+) -> None:
+    got = infer_potted(Colour.RED, seen, in_pot_seen)
+    assert (got.inferred, got.large_inferred, got.small_inferred) == (inferred, large, small)
+    assert got.potted == in_pot_seen + inferred
+    if inferred:
+        assert "inferred" in got.note and "6 red" in got.note
+
+
+def test_potted_inference_warns_when_part_of_the_mat_is_hidden() -> None:
+    got = infer_potted(Colour.BLUE, [WinkSize.SMALL] * 4, 0, hidden_area=True)
+    assert "hidden" in got.note
+
+
+def test_tiddlies_are_three_per_potted_and_one_per_free_wink() -> None:
+    board = Board(
+        winks=(
+            Wink(id="blue-L1", colour=Colour.BLUE, size=WinkSize.LARGE, status=WinkStatus.POTTED),
+            Wink(id="blue-S1", colour=Colour.BLUE, size=WinkSize.SMALL, status=WinkStatus.FREE),
+            Wink(
+                id="blue-S2",
+                colour=Colour.BLUE,
+                size=WinkSize.SMALL,
+                status=WinkStatus.FREE,
+                squops=("red-S1",),
+            ),
+            Wink(id="red-S1", colour=Colour.RED, size=WinkSize.SMALL, status=WinkStatus.SQUOPPED),
+            Wink(id="red-S2", colour=Colour.RED, size=WinkSize.SMALL, status=WinkStatus.UNPLAYED),
+            Wink(id="green-S1", colour=Colour.GREEN, size=WinkSize.SMALL, status=WinkStatus.OFF),
+        )
+    )
+    assert tiddlies_of(board) == {
+        Colour.BLUE: 5,
+        Colour.GREEN: 0,
+        Colour.RED: 0,
+        Colour.YELLOW: 0,
+    }
