@@ -154,13 +154,17 @@ class Scene(BaseModel):
     frame: str = ""
     mat: MatInfo
     baselines: tuple[Baseline, ...]
-    pot: PotInfo
+    pot: PotInfo | None
     camera: CameraModel
     camera_info: dict[str, Any] = Field(default_factory=dict)
     winks: tuple[GtWink, ...]
     counts: dict[Colour, ColourCounts]
     marginal_pairs: tuple[MarginalPair, ...] = ()
     disputed: Disputed | None = None
+    #: False only for generated bad-input scenes with no mat (``nomat``).
+    mat_in_view: bool = True
+    #: Set by the project's generator; absent from photographed scenes.
+    generator: str | None = None
 
     # ---- construction ----------------------------------------------------
 
@@ -194,7 +198,12 @@ class Scene(BaseModel):
 
     def to_json_dict(self) -> dict[str, Any]:
         """The JSON form: the inverse of :meth:`from_json_dict`."""
-        out = self.model_dump(mode="json", exclude={"camera", "camera_info"})
+        exclude = {"camera", "camera_info"}
+        if self.mat_in_view:
+            exclude.add("mat_in_view")
+        if self.generator is None:
+            exclude.add("generator")
+        out = self.model_dump(mode="json", exclude=exclude)
         camera = self.camera.to_json_dict()
         camera.update(self.camera_info)
         ordered: dict[str, Any] = {}
@@ -216,7 +225,7 @@ class Scene(BaseModel):
         for b in self.baselines:
             if b.colour is colour:
                 return b
-        raise KeyError(colour)
+        raise KeyError(f"scene {self.scene_id!r} has no {colour.value} baseline")
 
     @property
     def blue_corner_mm(self) -> Vec2:
@@ -311,7 +320,11 @@ def to_canonical_frame(scene: Scene) -> Scene:
         w.model_copy(update={"centre_mm": _rot3(w.centre_mm), "axis": _rot3(w.axis)})
         for w in scene.winks
     )
-    pot = scene.pot.model_copy(update={"centre_mm": _rot3(scene.pot.centre_mm)})
+    pot = (
+        None
+        if scene.pot is None
+        else scene.pot.model_copy(update={"centre_mm": _rot3(scene.pot.centre_mm)})
+    )
     return scene.model_copy(
         update={
             "camera": camera,

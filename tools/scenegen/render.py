@@ -1,0 +1,720 @@
+"""Render a layout through a camera: felt, table, baselines, pot, winks, clutter.
+
+The scene is drawn undistorted on a canvas (a pinhole camera with the same
+pose and focal length, its principal point shifted so the canvas covers
+every pixel the distorted image needs), then warped to the real image with
+the exact inverse of the lens model. The planes (felt, table, floor) are
+ray-cast per pixel and textured procedurally in mat millimetres; solids
+(winks, pot, squidgers, mug, phone, pen) are projected polygons drawn back
+to front with sub-pixel vertices and anti-aliasing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+from scipy import ndimage
+
+from calibration.camera import CameraModel
+from rules.board import (
+    BASELINE_DISTANCE_MM,
+    POT_BASE_DIAMETER_MM,
+    POT_HEIGHT_MM,
+    POT_TOP_DIAMETER_MM,
+    Colour,
+    WinkSize,
+)
+from tools.scenegen.geometry import HALF_LENGTH_MM, HALF_WIDTH_MM, WinkSolid, rim_points
+from tools.scenegen.layout import Distractor, Layout
+
+F32 = npt.NDArray[np.float32]
+
+_SHIFT = 4  # sub-pixel bits for cv2 polygon drawing
+_SCALE = 1 << _SHIFT
+
+FELT_COLOURS_BGR = {
+    "green": (0.30, 0.50, 0.28),
+    "grey": (0.55, 0.55, 0.53),
+    "beige": (0.62, 0.74, 0.80),
+    "blue-grey": (0.62, 0.55, 0.48),
+    "off-white": (0.80, 0.84, 0.86),
+}
+
+WINK_COLOURS_BGR = {
+    Colour.BLUE: (0.62, 0.26, 0.06),
+    Colour.GREEN: (0.18, 0.50, 0.08),
+    Colour.RED: (0.10, 0.08, 0.72),
+    Colour.YELLOW: (0.08, 0.78, 0.90),
+}
+
+TABLE_COLOURS_BGR = (
+    (0.30, 0.50, 0.72),  # light oak
+    (0.20, 0.32, 0.50),  # walnut
+    (0.55, 0.62, 0.68),  # pale laminate
+    (0.32, 0.33, 0.35),  # dark grey
+    (0.70, 0.72, 0.73),  # white table
+)
+
+POT_COLOURS_BGR = {
+    "white": ((0.88, 0.88, 0.88), 1.0),
+    "translucent-blue": ((0.70, 0.35, 0.15), 0.7),
+    "translucent-red": ((0.15, 0.15, 0.70), 0.7),
+    "clear": ((0.85, 0.85, 0.85), 0.35),
+    "black": ((0.08, 0.08, 0.08), 1.0),
+}
+
+
+@dataclass(frozen=True)
+class Look:
+    """The per-scene appearance choices."""
+
+    felt_name: str
+    felt_bgr: np.ndarray
+    table_bgr: np.ndarray
+    floor_bgr: np.ndarray
+    table_half_mm: tuple[float, float]
+    light_mm: np.ndarray
+    light_strength: float
+    ambient: float
+    baseline_width_mm: float
+    baseline_bgr: np.ndarray
+    wink_bgr: dict[Colour, np.ndarray]
+    wood: bool
+
+
+def choose_look(rng: np.random.Generator) -> Look:
+    """Felt, table, light and wink colours for one scene."""
+    felt_name = str(rng.choice(list(FELT_COLOURS_BGR)))
+    felt = np.asarray(FELT_COLOURS_BGR[felt_name]) * rng.uniform(0.9, 1.08, 3)
+    table_i = int(rng.integers(len(TABLE_COLOURS_BGR)))
+    table = np.asarray(TABLE_COLOURS_BGR[table_i]) * rng.uniform(0.9, 1.1, 3)
+    light = np.array([rng.uniform(-1500, 1500), rng.uniform(-1000, 1000), rng.uniform(1800, 2600)])
+    wink_bgr = {
+        c: np.clip(np.asarray(v) * rng.uniform(0.9, 1.1, 3), 0, 1)
+        for c, v in WINK_COLOURS_BGR.items()
+    }
+    return Look(
+        felt_name=felt_name,
+        felt_bgr=felt,
+        table_bgr=table,
+        floor_bgr=np.array([0.16, 0.17, 0.18]) * rng.uniform(0.7, 1.3),
+        table_half_mm=(
+            HALF_LENGTH_MM + float(rng.uniform(120, 500)),
+            HALF_WIDTH_MM + float(rng.uniform(150, 500)),
+        ),
+        light_mm=light,
+        light_strength=float(rng.uniform(0.55, 0.8)),
+        ambient=float(rng.uniform(0.35, 0.5)),
+        baseline_width_mm=float(rng.uniform(1.5, 3.0)),
+        baseline_bgr=np.array([0.12, 0.12, 0.13]) * rng.uniform(0.6, 1.4),
+        wink_bgr=wink_bgr,
+        wood=table_i in (0, 1) or bool(rng.random() < 0.3),
+    )
+
+
+# --------------------------------------------------------------------------
+# Textures
+# --------------------------------------------------------------------------
+
+
+def _noise_tile(rng: np.random.Generator, size: int, sigmas: tuple[float, ...]) -> F32:
+    """A tileable zero-mean, unit-std noise tile (blurred white noise, wrapped)."""
+    acc = np.zeros((size, size), np.float32)
+    for k, sigma in enumerate(sigmas):
+        white = rng.standard_normal((size, size)).astype(np.float32)
+        blurred = ndimage.gaussian_filter(white, sigma, mode="wrap")
+        blurred /= blurred.std() + 1e-9
+        acc += blurred / (k + 1)
+    acc /= acc.std() + 1e-9
+    return acc
+
+
+def _wood_tile(rng: np.random.Generator, size: int) -> F32:
+    white = rng.standard_normal((size, size)).astype(np.float32)
+    grain = ndimage.gaussian_filter(white, (1.2, 40.0), mode="wrap")
+    grain /= grain.std() + 1e-9
+    rows = np.arange(size, dtype=np.float32)[:, None]
+    rings = np.sin(rows * (2 * np.pi * 9 / size) + 3.0 * grain)
+    return (0.6 * rings + 0.6 * grain).astype(np.float32)
+
+
+def _sample_tile(tile: F32, u: F32, v: F32) -> F32:
+    size = tile.shape[0]
+    mu = np.mod(u, size).astype(np.float32)
+    mv = np.mod(v, size).astype(np.float32)
+    return cv2.remap(tile, mu, mv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+
+
+# --------------------------------------------------------------------------
+# Canvas geometry
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Canvas:
+    """The undistorted drawing surface and how it maps to the output image."""
+
+    width: int
+    height: int
+    k: np.ndarray  # pinhole intrinsics of the canvas
+    rotation: np.ndarray
+    translation: np.ndarray
+    map_x: F32  # output pixel -> canvas x
+    map_y: F32
+
+    @property
+    def position(self) -> np.ndarray:
+        return -self.rotation.T @ self.translation
+
+    def project(self, pts_mm: np.ndarray) -> np.ndarray:
+        """Pinhole projection into the canvas, shape (N, 2); NaN behind the camera."""
+        cam = pts_mm @ self.rotation.T + self.translation
+        z = cam[:, 2:3]
+        uv = (cam[:, :2] / np.where(z > 1e-6, z, np.nan)) * [self.k[0, 0], self.k[1, 1]]
+        return uv + [self.k[0, 2], self.k[1, 2]]
+
+    def depth(self, pts_mm: np.ndarray) -> np.ndarray:
+        return (pts_mm @ self.rotation.T + self.translation)[:, 2]
+
+
+def make_canvas(cam: CameraModel) -> Canvas:
+    """Canvas covering every undistorted location the output image samples."""
+    w, h = cam.image_size_wh
+    step = 8 if w > 3000 else 4
+    gx = np.arange(0, w + step, step, dtype=np.float64)
+    gy = np.arange(0, h + step, step, dtype=np.float64)
+    grid = np.stack(np.meshgrid(gx, gy), -1).reshape(-1, 2)
+    norm = cam.undistort_image_points(grid)
+    k = cam.camera_matrix
+    und = norm * [k[0, 0], k[1, 1]] + [k[0, 2], k[1, 2]]
+    pad = 3.0
+    lo = np.floor(und.min(axis=0) - pad)
+    hi = np.ceil(und.max(axis=0) + pad)
+    lo = np.maximum(lo, [-0.5 * w, -0.5 * h])
+    hi = np.minimum(hi, [1.5 * w, 1.5 * h])
+    kc = k.copy()
+    kc[0, 2] -= lo[0]
+    kc[1, 2] -= lo[1]
+    mx = (und[:, 0] - lo[0]).reshape(len(gy), len(gx)).astype(np.float32)
+    my = (und[:, 1] - lo[1]).reshape(len(gy), len(gx)).astype(np.float32)
+    # The coarse map is smooth: bilinear upsampling to every pixel is exact
+    # to well under a hundredth of a pixel.
+    mx = _upsample_exact(und[:, 0] - lo[0], len(gx), len(gy), step, w, h)
+    my = _upsample_exact(und[:, 1] - lo[1], len(gx), len(gy), step, w, h)
+    return Canvas(
+        width=int(hi[0] - lo[0]),
+        height=int(hi[1] - lo[1]),
+        k=kc,
+        rotation=cam.rotation,
+        translation=cam.translation_mm,
+        map_x=mx,
+        map_y=my,
+    )
+
+
+def _upsample_exact(values: np.ndarray, nx: int, ny: int, step: int, w: int, h: int) -> F32:
+    grid = values.reshape(ny, nx).astype(np.float32)
+    xs = (np.arange(w, dtype=np.float32) / step)[None, :].repeat(h, 0)
+    ys = (np.arange(h, dtype=np.float32) / step)[:, None].repeat(w, 1)
+    return cv2.remap(grid, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+# --------------------------------------------------------------------------
+# Planes
+# --------------------------------------------------------------------------
+
+
+def _light_factor(look: Look, x: F32, y: F32, z: float) -> F32:
+    lx, ly, lz = look.light_mm
+    dx = lx - x
+    dy = ly - y
+    dz = lz - z
+    d2 = dx * dx + dy * dy + dz * dz
+    ref = lx * lx + ly * ly + lz * lz
+    lam = (dz / np.sqrt(d2)) * (ref / d2)
+    return (look.ambient + look.light_strength * lam).astype(np.float32)
+
+
+def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Generator) -> F32:
+    """Felt, baselines, mat edge, table and floor, lit; shape (H, W, 3) in [0, 1]."""
+    out = np.empty((canvas.height, canvas.width, 3), np.float32)
+    kinv = np.linalg.inv(canvas.k)
+    rt = canvas.rotation.T
+    pos = canvas.position
+    focal = float(canvas.k[0, 0])
+    mmpp_centre = float(np.linalg.norm(pos)) / focal
+    felt_texel = float(np.clip(mmpp_centre * 0.6, 0.05, 1.2))
+    felt_fine = _noise_tile(rng, 512, (0.7, 2.0))
+    felt_coarse = _noise_tile(rng, 256, (6.0, 16.0))
+    table_tile = _wood_tile(rng, 512) if look.wood else _noise_tile(rng, 512, (1.0, 4.0))
+    floor_tile = _noise_tile(rng, 256, (1.0, 8.0))
+    table_z = layout.table_z_mm
+    floor_z = table_z - 740.0
+    thl, thw = look.table_half_mm
+    corners = np.array([c for c in layout.corners.values()], dtype=np.float32)
+    dirs = corners / np.linalg.norm(corners, axis=1, keepdims=True)
+    fibre_angle = float(rng.uniform(0, np.pi))
+    strip = 256
+    for y0 in range(0, canvas.height, strip):
+        y1 = min(canvas.height, y0 + strip)
+        vs, us = np.mgrid[y0:y1, 0 : canvas.width].astype(np.float32)
+        rays = np.stack([us, vs, np.ones_like(us)], -1) @ (rt @ kinv).T.astype(np.float32)
+        rz = rays[..., 2]
+        rz_safe = np.where(rz < -1e-6, rz, -1e-6)
+        ray_len = np.linalg.norm(rays, axis=-1)
+
+        def hit(z: float, rays=rays, rz_safe=rz_safe, ray_len=ray_len):
+            t = (z - pos[2]) / rz_safe
+            x = pos[0] + t * rays[..., 0]
+            y = pos[1] + t * rays[..., 1]
+            mmpp = t * ray_len / focal / np.maximum(-rz_safe / ray_len, 0.15)
+            return x.astype(np.float32), y.astype(np.float32), mmpp.astype(np.float32)
+
+        # Floor.
+        fx, fy, _ = hit(floor_z)
+        floor = (
+            look.floor_bgr[None, None, :]
+            * (1 + 0.08 * _sample_tile(floor_tile, fx / 4.0, fy / 4.0))[..., None]
+        )
+        colour = floor.astype(np.float32)
+
+        # Table top.
+        tx, ty, tmm = hit(table_z)
+        tex = (
+            _sample_tile(table_tile, tx / 1.5, ty / 1.5)
+            if look.wood
+            else _sample_tile(table_tile, tx / 2.0, ty / 2.0)
+        )
+        table = look.table_bgr[None, None, :] * (1 + 0.10 * tex)[..., None]
+        table *= _light_factor(look, tx, ty, table_z)[..., None]
+        sd_table = np.minimum(thl - np.abs(tx), thw - np.abs(ty))  # >0 inside
+        cov = np.clip(0.5 + sd_table / np.maximum(tmm, 1e-3), 0, 1)[..., None]
+        colour = colour * (1 - cov) + table * cov
+
+        if layout.mat_present:
+            # The mat's side: where the table ray lands under the mat.
+            under = (np.abs(tx) <= HALF_LENGTH_MM) & (np.abs(ty) <= HALF_WIDTH_MM)
+            side = look.felt_bgr[None, None, :] * 0.55
+            colour = np.where(under[..., None], side.astype(np.float32), colour)
+
+            mx, my, mmm = hit(0.0)
+            ca, sa = math.cos(fibre_angle), math.sin(fibre_angle)
+            fu = (ca * mx + sa * my) / felt_texel
+            fv = (-sa * mx + ca * my) / felt_texel
+            fine = _sample_tile(felt_fine, fu, fv * 0.6)
+            coarse = _sample_tile(felt_coarse, mx / 8.0, my / 8.0)
+            felt = look.felt_bgr[None, None, :] * (1 + 0.05 * fine + 0.035 * coarse)[..., None]
+            # Baselines: box-filtered coverage of a thin line beyond p.d = 914.4.
+            half_w = look.baseline_width_mm / 2
+            line = np.zeros(mx.shape, np.float32)
+            for d in dirs:
+                dist = np.abs(mx * d[0] + my * d[1] - BASELINE_DISTANCE_MM)
+                c = np.clip(half_w + mmm / 2 - dist, 0, None)
+                c = np.minimum(c, np.minimum(2 * half_w, mmm)) / mmm
+                line = np.maximum(line, c)
+            felt = felt * (1 - line[..., None]) + look.baseline_bgr[None, None, :] * line[..., None]
+            felt *= _light_factor(look, mx, my, 0.0)[..., None]
+            sd_mat = np.minimum(HALF_LENGTH_MM - np.abs(mx), HALF_WIDTH_MM - np.abs(my))
+            mcov = np.clip(0.5 + sd_mat / np.maximum(mmm, 1e-3), 0, 1)[..., None]
+            colour = colour * (1 - mcov) + felt * mcov
+        bad = rz >= -1e-6
+        colour[bad] = look.floor_bgr * 0.8
+        out[y0:y1] = colour
+    return out
+
+
+# --------------------------------------------------------------------------
+# Solids
+# --------------------------------------------------------------------------
+
+
+def _fill(img: F32, poly_px: np.ndarray, colour: np.ndarray, alpha: float = 1.0) -> None:
+    """Anti-aliased polygon fill with sub-pixel vertices, blended by ``alpha``."""
+    if poly_px.size == 0 or not np.all(np.isfinite(poly_px)):
+        return
+    x0 = int(max(math.floor(poly_px[:, 0].min()) - 2, 0))
+    y0 = int(max(math.floor(poly_px[:, 1].min()) - 2, 0))
+    x1 = int(min(math.ceil(poly_px[:, 0].max()) + 3, img.shape[1]))
+    y1 = int(min(math.ceil(poly_px[:, 1].max()) + 3, img.shape[0]))
+    if x1 <= x0 or y1 <= y0:
+        return
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    pts = np.round((poly_px - [x0, y0]) * _SCALE).astype(np.int32)
+    cv2.fillPoly(mask, [pts], 255, cv2.LINE_AA, _SHIFT)
+    a = (mask.astype(np.float32) / 255.0 * alpha)[..., None]
+    region = img[y0:y1, x0:x1]
+    region *= 1 - a
+    region += a * np.asarray(colour, np.float32)[None, None, :]
+
+
+def _shade(
+    normal: np.ndarray, point: np.ndarray, look: Look, canvas: Canvas
+) -> tuple[float, float]:
+    """Diffuse factor and specular strength for a flat face."""
+    to_light = look.light_mm - point
+    to_light /= np.linalg.norm(to_light)
+    to_cam = canvas.position - point
+    to_cam /= np.linalg.norm(to_cam)
+    diffuse = look.ambient + look.light_strength * max(0.0, float(normal @ to_light))
+    half = to_light + to_cam
+    half /= np.linalg.norm(half)
+    spec = max(0.0, float(normal @ half)) ** 40
+    return diffuse, spec
+
+
+def draw_disc(
+    img: F32,
+    canvas: Canvas,
+    look: Look,
+    wink: WinkSolid,
+    colour: np.ndarray,
+    *,
+    gloss: float = 0.35,
+    alpha: float = 1.0,
+) -> None:
+    """A disc with a rounded rim: visible wall first, then the facing face."""
+    n = wink.normal
+    c = wink.centre
+    r, h, b = wink.radius_mm, wink.thickness_mm, wink.bevel_mm
+    to_cam = canvas.position - c
+    face_sign = 1.0 if float(n @ to_cam) >= 0 else -1.0
+    count = 72 if canvas.k[0, 0] * r / max(np.linalg.norm(to_cam), 1.0) < 40 else 160
+    wall = np.vstack(
+        [
+            rim_points(wink, (h / 2 - b), r, count),
+            rim_points(wink, -(h / 2 - b), r, count),
+            rim_points(wink, h / 2, r - b, count),
+            rim_points(wink, -h / 2, r - b, count),
+        ]
+    )
+    wall_px = canvas.project(wall)
+    if not np.all(np.isfinite(wall_px)):
+        return
+    hull = cv2.convexHull(wall_px.astype(np.float32)).reshape(-1, 2)
+    diffuse, spec = _shade(n * face_sign, c, look, canvas)
+    _fill(img, hull.astype(np.float64), colour * diffuse * 0.62, alpha)
+    face = rim_points(wink, face_sign * h / 2, r - b, count)
+    face_px = canvas.project(face)
+    face_colour = colour * diffuse + gloss * spec
+    _fill(img, face_px, np.clip(face_colour, 0, 1.2), alpha)
+    # A soft sheen towards the light: a smaller, brighter inner disc.
+    lit = look.light_mm[:2] - c[:2]
+    lit = lit / (np.linalg.norm(lit) + 1e-9) * (r - b) * 0.25
+    inner = face + np.array([lit[0], lit[1], 0.0])
+    inner = c + (inner - c) * 0.55
+    inner_px = canvas.project(inner)
+    _fill(img, inner_px, np.clip(face_colour * 1.08 + 0.02, 0, 1.2), alpha * 0.35)
+
+
+def _cylinder_ring(centre: np.ndarray, radius: float, z: float, count: int = 96) -> np.ndarray:
+    ang = np.linspace(0, 2 * np.pi, count, endpoint=False)
+    return np.stack(
+        [centre[0] + radius * np.cos(ang), centre[1] + radius * np.sin(ang), np.full(count, z)],
+        -1,
+    )
+
+
+def draw_cone(
+    img: F32,
+    canvas: Canvas,
+    look: Look,
+    centre_xy: np.ndarray,
+    base_z: float,
+    r_base: float,
+    r_top: float,
+    height: float,
+    colour: np.ndarray,
+    alpha: float,
+    interior: np.ndarray | None,
+) -> None:
+    """A truncated cone (pot, mug): lit side facets, rim, and a darker inside."""
+    count = 96
+    base = _cylinder_ring(centre_xy, r_base, base_z, count)
+    top = _cylinder_ring(centre_xy, r_top, base_z + height, count)
+    bpx = canvas.project(base)
+    tpx = canvas.project(top)
+    if not (np.all(np.isfinite(bpx)) and np.all(np.isfinite(tpx))):
+        return
+    cam = canvas.position
+    slope = (r_top - r_base) / height
+    facets = []
+    for i in range(count):
+        j = (i + 1) % count
+        mid = 0.25 * (base[i] + base[j] + top[i] + top[j])
+        radial = mid[:2] - centre_xy
+        radial /= np.linalg.norm(radial)
+        normal = np.array([radial[0], radial[1], -slope])
+        normal /= np.linalg.norm(normal)
+        if float(normal @ (cam - mid)) <= 0:
+            continue
+        diffuse, spec = _shade(normal, mid, look, canvas)
+        facets.append((np.vstack([bpx[i], bpx[j], tpx[j], tpx[i]]), colour * diffuse + 0.5 * spec))
+    # Silhouette underneath, so the facets' anti-aliased seams do not show.
+    hull = cv2.convexHull(np.vstack([bpx, tpx]).astype(np.float32)).reshape(-1, 2)
+    _fill(img, hull.astype(np.float64), colour * (look.ambient + 0.3), alpha)
+    for quad, col in facets:
+        _fill(img, quad, np.clip(col, 0, 1.3), alpha)
+    if interior is not None:
+        inner = _cylinder_ring(centre_xy, r_top - 1.5, base_z + height, count)
+        _fill(img, tpx, np.clip(colour * (look.ambient + 0.45), 0, 1), alpha)
+        _fill(img, canvas.project(inner), interior, max(alpha, 0.85))
+
+
+def draw_box(
+    img: F32,
+    canvas: Canvas,
+    look: Look,
+    d: Distractor,
+) -> None:
+    """A box lying on its support (phone, pen, score sheet)."""
+    hl, hw, hh = d.size_mm[0] / 2, d.size_mm[1] / 2, d.size_mm[2]
+    ca, sa = math.cos(d.angle_rad), math.sin(d.angle_rad)
+    cx, cy = d.centre_mm
+
+    def pt(dx: float, dy: float, z: float) -> np.ndarray:
+        return np.array([cx + ca * dx - sa * dy, cy + sa * dx + ca * dy, d.base_z_mm + z])
+
+    corners = [(-hl, -hw), (hl, -hw), (hl, hw), (-hl, hw)]
+    bottom = np.array([pt(x, y, 0.0) for x, y in corners])
+    top = np.array([pt(x, y, hh) for x, y in corners])
+    colour = np.asarray(d.colour_bgr, np.float64) / 255.0
+    cam = canvas.position
+    centre = np.array([cx, cy, d.base_z_mm + hh / 2])
+    for i in range(4):
+        j = (i + 1) % 4
+        mid = 0.25 * (bottom[i] + bottom[j] + top[i] + top[j])
+        normal = mid - centre
+        normal[2] = 0.0
+        normal /= np.linalg.norm(normal)
+        if float(normal @ (cam - mid)) <= 0:
+            continue
+        diffuse, _ = _shade(normal, mid, look, canvas)
+        quad = canvas.project(np.vstack([bottom[i], bottom[j], top[j], top[i]]))
+        _fill(img, quad, colour * diffuse * 0.8)
+    diffuse, spec = _shade(np.array([0.0, 0.0, 1.0]), centre, look, canvas)
+    gloss = 0.6 if d.kind == "phone" else 0.1
+    _fill(img, canvas.project(top), np.clip(colour * diffuse + gloss * spec, 0, 1.2))
+    if d.kind == "sheet":
+        # A score sheet: ruled rows and a few columns.
+        ink = np.array([0.45, 0.40, 0.35])
+        for k in range(1, 14):
+            y = -hw + k * (2 * hw / 14)
+            a, b = pt(-hl + 8, y, hh + 0.01), pt(hl - 8, y, hh + 0.01)
+            _line(img, canvas, a, b, ink, 0.35)
+        for k in (1, 2, 3, 4):
+            x = -hl + k * (2 * hl / 5)
+            a, b = pt(x, -hw + 8, hh + 0.01), pt(x, hw - 8, hh + 0.01)
+            _line(img, canvas, a, b, ink, 0.35)
+
+
+def _line(
+    img: F32, canvas: Canvas, a: np.ndarray, b: np.ndarray, colour: np.ndarray, width_mm: float
+) -> None:
+    direction = b - a
+    direction[2] = 0
+    direction /= np.linalg.norm(direction)
+    perp = np.array([-direction[1], direction[0], 0.0]) * width_mm / 2
+    quad = canvas.project(np.vstack([a - perp, b - perp, b + perp, a + perp]))
+    _fill(img, quad, colour, 0.8)
+
+
+# --------------------------------------------------------------------------
+# Shadows
+# --------------------------------------------------------------------------
+
+
+def _shadow_of(points: np.ndarray, light: np.ndarray, plane_z: float) -> np.ndarray:
+    """Project points from a point light onto the plane z = plane_z."""
+    h = points[:, 2:3] - plane_z
+    span = light[2] - points[:, 2:3]
+    return points + (points - light[None, :]) * (h / np.maximum(span, 1.0))
+
+
+def render_shadows(canvas: Canvas, layout: Layout, look: Look) -> F32:
+    """Darkening factor (H, W) in [0, 1] from soft cast shadows and contact shading."""
+    mask = np.zeros((canvas.height, canvas.width), np.float32)
+    focal = canvas.k[0, 0]
+
+    def add(poly_mm: np.ndarray, strength: float) -> None:
+        px = canvas.project(poly_mm)
+        if not np.all(np.isfinite(px)):
+            return
+        hull = cv2.convexHull(px.astype(np.float32)).reshape(-1, 2).astype(np.float64)
+        tmp_colour = np.array([strength], np.float32)
+        _fill(mask[..., None], hull, tmp_colour)  # type: ignore[arg-type]
+
+    for w in layout.winks:
+        if w.placement == "potted":
+            continue
+        plane = layout.table_z_mm if w.centre[2] < 0 else 0.0
+        rim = rim_points(w, -w.thickness_mm / 2, w.radius_mm, 48)
+        rim_top = rim_points(w, w.thickness_mm / 2, w.radius_mm, 48)
+        add(_shadow_of(np.vstack([rim, rim_top]), look.light_mm, plane), 0.35)
+    for d in layout.distractors:
+        fp = np.asarray(d.footprint().exterior.coords)[:-1]
+        top = np.hstack([fp, np.full((len(fp), 1), d.base_z_mm + d.size_mm[2])])
+        base = np.hstack([fp, np.full((len(fp), 1), d.base_z_mm)])
+        add(_shadow_of(np.vstack([base, top]), look.light_mm, d.base_z_mm), 0.3)
+    if layout.mat_present:
+        c = np.zeros(2)
+        pot = np.vstack(
+            [
+                _cylinder_ring(c, POT_BASE_DIAMETER_MM / 2, 0.0, 48),
+                _cylinder_ring(c, POT_TOP_DIAMETER_MM / 2, POT_HEIGHT_MM, 48),
+            ]
+        )
+        add(_shadow_of(pot, look.light_mm, 0.0), 0.35)
+    dist = float(np.linalg.norm(canvas.position))
+    sigma = max(0.8, 1.8 * focal / dist)  # a few mm of penumbra
+    return cv2.GaussianBlur(mask, (0, 0), sigma)
+
+
+# --------------------------------------------------------------------------
+# The whole picture
+# --------------------------------------------------------------------------
+
+
+def render_scene(
+    layout: Layout, cam: CameraModel, rng: np.random.Generator, *, noise_scale: float = 1.0
+) -> np.ndarray:
+    """Render the layout as the camera would see it: (H, W, 3) uint8 BGR."""
+    look = choose_look(rng)
+    canvas = make_canvas(cam)
+    img = render_planes(canvas, layout, look, rng)
+    img *= (1 - render_shadows(canvas, layout, look))[..., None]
+
+    # Painter's order: far first; higher winks after lower ones in a pile.
+    items: list[tuple[float, str, object]] = []
+    for w in layout.winks:
+        depth = float(canvas.depth(w.centre[None, :])[0])
+        items.append((depth - 60.0 * w.centre[2], "wink", w))
+    for d in layout.distractors:
+        pt3 = np.array([d.centre_mm[0], d.centre_mm[1], d.base_z_mm + d.size_mm[2] / 2])
+        items.append((float(canvas.depth(pt3[None, :])[0]) - 30.0 * d.size_mm[2], "d", d))
+    if layout.mat_present:
+        items.append((float(canvas.depth(np.array([[0.0, 0.0, 19.0]]))[0]), "pot", None))
+    items.sort(key=lambda it: -it[0])
+
+    pot_colour, pot_alpha = POT_COLOURS_BGR[layout.pot_material]
+    pot_rgb = np.asarray(pot_colour)
+    potted = [w for w in layout.winks if w.placement == "potted"]
+    for _, kind, obj in items:
+        if kind == "wink":
+            w = obj  # type: ignore[assignment]
+            assert isinstance(w, WinkSolid)
+            if w.placement == "potted":
+                continue
+            draw_disc(img, canvas, look, w, look.wink_bgr[w.colour])
+        elif kind == "pot":
+            _draw_pot(img, canvas, look, pot_rgb, pot_alpha, potted)
+        else:
+            d = obj
+            assert isinstance(d, Distractor)
+            _draw_distractor(img, canvas, look, d)
+
+    out = cv2.remap(
+        img, canvas.map_x, canvas.map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT
+    )
+    return _camera_effects(out, cam, rng, noise_scale)
+
+
+def _draw_pot(
+    img: F32,
+    canvas: Canvas,
+    look: Look,
+    colour: np.ndarray,
+    alpha: float,
+    potted: list[WinkSolid],
+) -> None:
+    c = np.zeros(2)
+    r_base, r_top = POT_BASE_DIAMETER_MM / 2, POT_TOP_DIAMETER_MM / 2
+    interior = np.clip(colour * 0.45 + 0.05, 0, 1)
+    draw_cone(img, canvas, look, c, 0.0, r_base, r_top, POT_HEIGHT_MM, colour, alpha, interior)
+    if not potted:
+        return
+    # Potted winks show through the opening (and through a translucent wall).
+    layer = img.copy()
+    for w in sorted(potted, key=lambda w: w.centre[2]):
+        draw_disc(layer, canvas, look, w, look.wink_bgr[w.colour] * 0.8, gloss=0.2)
+    opening = canvas.project(_cylinder_ring(c, r_top - 1.5, POT_HEIGHT_MM, 96))
+    mask = np.zeros(img.shape[:2], np.float32)
+    _fill(mask[..., None], opening, np.array([1.0], np.float32))  # type: ignore[arg-type]
+    if alpha < 0.9:
+        wall = canvas.project(
+            np.vstack(
+                [
+                    _cylinder_ring(c, r_base, 0.0, 96),
+                    _cylinder_ring(c, r_top, POT_HEIGHT_MM, 96),
+                ]
+            )
+        )
+        hull = cv2.convexHull(wall.astype(np.float32)).reshape(-1, 2).astype(np.float64)
+        wall_mask = np.zeros(img.shape[:2], np.float32)
+        _fill(wall_mask[..., None], hull, np.array([1.0 - alpha], np.float32))  # type: ignore[arg-type]
+        mask = np.maximum(mask, wall_mask)
+    img[:] = img * (1 - mask[..., None]) + layer * mask[..., None]
+
+
+def _draw_distractor(img: F32, canvas: Canvas, look: Look, d: Distractor) -> None:
+    colour = np.asarray(d.colour_bgr, np.float64) / 255.0
+    if d.kind == "squidger":
+        disc = WinkSolid(
+            id="squidger",
+            colour=Colour.BLUE,
+            size=WinkSize.LARGE,
+            radius_mm=d.size_mm[0] / 2,
+            thickness_mm=d.size_mm[2],
+            bevel_mm=1.2,
+            centre_mm=(d.centre_mm[0], d.centre_mm[1], d.base_z_mm + d.size_mm[2] / 2),
+        )
+        draw_disc(img, canvas, look, disc, colour, gloss=0.5, alpha=0.92)
+    elif d.kind == "mug":
+        r = d.size_mm[0] / 2
+        draw_cone(
+            img,
+            canvas,
+            look,
+            np.asarray(d.centre_mm),
+            d.base_z_mm,
+            r * 0.92,
+            r,
+            d.size_mm[2],
+            colour,
+            1.0,
+            np.clip(colour * 0.4, 0, 1),
+        )
+    else:
+        draw_box(img, canvas, look, d)
+
+
+def _camera_effects(
+    img: F32, cam: CameraModel, rng: np.random.Generator, noise_scale: float
+) -> np.ndarray:
+    """Exposure, vignetting, lens blur, sensor noise; returns uint8 BGR."""
+    h, w = img.shape[:2]
+    k = cam.camera_matrix
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    r2 = ((xs - k[0, 2]) ** 2 + (ys - k[1, 2]) ** 2) / float(k[0, 0] ** 2)
+    vignette = 1.0 / (1.0 + float(rng.uniform(0.15, 0.45)) * r2) ** 2
+    img = img * vignette[..., None]
+    white = rng.uniform(0.92, 1.08, 3).astype(np.float32)
+    exposure = float(rng.uniform(0.85, 1.15))
+    img = img * (white * exposure)[None, None, :]
+    scale = w / 1920.0
+    sigma = float(rng.uniform(0.5, 0.9)) * max(1.0, scale * 0.8)
+    img = cv2.GaussianBlur(img, (0, 0), sigma)
+    img = np.clip(img, 0, 1)
+    # Shot noise grows with brightness; read noise is flat; some is chroma.
+    level = float(rng.uniform(0.008, 0.02)) * noise_scale
+    lum = rng.standard_normal((h, w, 1), dtype=np.float32)
+    chroma = rng.standard_normal((h, w, 3), dtype=np.float32)
+    noise = level * (0.7 * lum + 0.4 * chroma) * np.sqrt(0.3 + img)
+    if scale > 1.5:
+        # Phones denoise hard: what is left is faint and blotchy.
+        noise = cv2.GaussianBlur(noise, (0, 0), 1.2) * 1.2
+    img = np.clip(img + noise, 0, 1)
+    return (img * 255.0 + 0.5).astype(np.uint8)
