@@ -176,6 +176,9 @@ class Game:
         self.layout = layout
         start = board if board is not None else starting_board()
         self._s = _State(board=start, recorded=start, turn=squidge_off_winner)
+        already_out = tuple(c for c in Colour if self.ruleset.potted_out(start, c))
+        if already_out:
+            self._s.pot_outs.append(already_out)
         self._events: list[Event] = []
         self._shot_index: int | None = None
         self._t: float | None = None
@@ -418,7 +421,8 @@ class Game:
         completes_round = colour is not w.next()
         s.round_limit = _RoundLimit(winner_turns_needed=rounds + (1 if completes_round else 0))
         s.time_pending = False
-        minutes = self.timed_period_s / 60
+        minutes, seconds = divmod(round(self.timed_period_s), 60)
+        period = f"{minutes} minutes" + (f" {seconds} seconds" if seconds else "")
         if completes_round:
             rest = f"Play continues to the end of {w.value}'s turn, then {rounds} more rounds"
         else:
@@ -427,7 +431,7 @@ class Game:
             EventType.TIME_UP,
             colour,
             "17",
-            f"Time! The timed period of {minutes:g} minutes is over (rule 17). {rest} (rule 18).",
+            f"Time! The timed period of {period} is over (rule 17). {rest} (rule 18).",
             rounds=rounds,
         )
 
