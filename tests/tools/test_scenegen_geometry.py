@@ -1,0 +1,120 @@
+"""Plan-view geometry of winks against known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rules.board import Colour, WinkSize
+from tools.scenegen.geometry import (
+    WinkSolid,
+    baseline_ends,
+    compute_facts,
+    lowest_z,
+    plan_polygon,
+    signed_plan_gap,
+    upper_of,
+)
+from tools.scenegen.layout import flat_at, lean_on, make_layout, place_at_gap
+
+
+def _wink(wid: str, x: float, y: float, *, large: bool = False, bevel: float = 0.25) -> WinkSolid:
+    size = WinkSize.LARGE if large else WinkSize.SMALL
+    return flat_at(
+        WinkSolid(
+            id=wid,
+            colour=Colour.BLUE,
+            size=size,
+            radius_mm=size.diameter_mm / 2,
+            thickness_mm=1.6,
+            bevel_mm=bevel,
+            centre_mm=(0.0, 0.0, 0.8),
+        ),
+        (x, y),
+    )
+
+
+@pytest.mark.parametrize(
+    ("distance", "expected"),
+    [
+        (30.0, 11.0),  # clear gap: 30 - 8 - 11
+        (19.5, 0.5),  # marginal gap
+        (18.4, -0.6),  # marginal overlap
+        (12.0, -7.0),  # deep overlap
+    ],
+)
+def test_flat_discs_gap_is_centre_distance_minus_radii(distance: float, expected: float) -> None:
+    a = _wink("blue-S1", 0.0, 0.0)
+    b = _wink("blue-L1", distance * math.cos(0.3), distance * math.sin(0.3), large=True)
+    assert signed_plan_gap(a, b) == pytest.approx(expected, abs=0.02)
+    assert signed_plan_gap(b, a) == pytest.approx(expected, abs=0.02)
+
+
+def test_tilted_disc_outline_shrinks_along_the_tilt() -> None:
+    tilt = math.radians(20.0)
+    w = _wink("blue-L1", 0.0, 0.0, large=True, bevel=0.0).with_pose(
+        (0.0, 0.0, 5.0), (math.sin(tilt), 0.0, math.cos(tilt))
+    )
+    minx, miny, maxx, maxy = plan_polygon(w).bounds
+    # Half-width along x: r cos t + (h/2) sin t; across: r.
+    assert (maxx - minx) / 2 == pytest.approx(11 * math.cos(tilt) + 0.8 * math.sin(tilt), abs=0.02)
+    assert (maxy - miny) / 2 == pytest.approx(11.0, abs=0.02)
+    assert lowest_z(w) == pytest.approx(5.0 - 0.8 * math.cos(tilt) - 11 * math.sin(tilt))
+
+
+@pytest.mark.parametrize("target", [-1.2, -0.3, -5.0])
+def test_lean_on_reaches_the_target_gap_with_its_low_edge_on_the_mat(target: float) -> None:
+    lower = _wink("blue-S1", 50.0, 20.0)
+    upper = _wink("blue-L1", 0.0, 0.0, large=True)
+    leaned = lean_on(upper, lower, np.array([0.6, 0.8]), target)
+    assert signed_plan_gap(leaned, lower) == pytest.approx(target, abs=1e-3)
+    assert lowest_z(leaned) == pytest.approx(0.0, abs=1e-9)
+    assert leaned.tilt_deg > 0
+    assert upper_of(leaned, lower) == leaned.id
+
+
+def test_place_at_gap_slides_to_an_exact_gap() -> None:
+    fixed = _wink("blue-S1", 0.0, 0.0)
+    mover = _wink("blue-S2", 0.0, 0.0)
+    placed = place_at_gap(mover, fixed, np.array([1.0, 1.0]), 0.7)
+    assert signed_plan_gap(placed, fixed) == pytest.approx(0.7, abs=1e-3)
+
+
+def test_baseline_meets_the_edges_where_the_rules_put_it() -> None:
+    p1, p2 = baseline_ends((914.4, 457.2))
+    assert p1 == pytest.approx((793.73, 457.2), abs=1e-2)
+    assert p2 == pytest.approx((914.4, 215.861), abs=1e-3)
+
+
+def test_facts_for_a_hand_built_pile_and_an_off_wink() -> None:
+    low = _wink("blue-S1", 100.0, 0.0)
+    top = lean_on(_wink("blue-L1", 0.0, 0.0, large=True), low, np.array([1.0, 0.0]), -3.0)
+    off = _wink("blue-S2", 910.0, 0.0)  # straddles the short edge
+    far = _wink("blue-S3", -300.0, 0.0)
+    facts = compute_facts([low, top, off, far])
+    assert facts.status == {
+        "blue-S1": "squopped",
+        "blue-L1": "free",
+        "blue-S2": "off",
+        "blue-S3": "free",
+    }
+    assert facts.squops["blue-L1"] == ["blue-S1"]
+    assert facts.pile["blue-L1"] == facts.pile["blue-S1"] == 1
+    assert facts.pile["blue-S3"] is None
+    assert facts.nearest_id["blue-S1"] == "blue-L1"
+    assert facts.nearest_gap["blue-S1"] == pytest.approx(-3.0, abs=1e-3)
+
+
+def test_a_wink_touching_the_pot_base_reports_the_tiny_gap() -> None:
+    touching = _wink("blue-S1", 19.0 + 8.0 + 0.03, 0.0)
+    facts = compute_facts([touching])
+    assert facts.pot_gap["blue-S1"] == pytest.approx(0.03, abs=0.01)
+
+
+def test_layout_is_deterministic_per_seed() -> None:
+    a = make_layout(np.random.default_rng(5))
+    b = make_layout(np.random.default_rng(5))
+    assert [w.centre_mm for w in a.winks] == [w.centre_mm for w in b.winks]
+    assert a.corners == b.corners
