@@ -76,6 +76,8 @@ def write_game(
         else:
             index = scribe.shot(play_colour, dt=dt, event=event, **changes)
         game.play(ShotRecord.model_validate(scribe.record["shots"][index]), index=index)
+        # Off winks are put back (13.1) where the engine says, as a referee would.
+        scribe.reset_to(game.board)
         n += 1
     if game.result is None:
         raise RuntimeError(f"{name}: the game did not end within {max_shots} shots")

@@ -90,6 +90,8 @@ class _State:
     nominated_for: Colour | None = None
     nominated_turn: bool = False
     wrong_turn: bool = False
+    turn_forfeited: bool = False
+    due_announced: bool = False
     slot: Colour | None = None
     next_choice: tuple[Colour, ...] = ()
     time_pending: bool = False
@@ -326,6 +328,7 @@ class Game:
                 if s.nominated_for is not None and s.nominated_for is colour:
                     return  # 22.6.1: a free shot with any colour that has a free wink
                 if s.forfeits[colour] == 0 and self.ruleset.can_play(s.board, colour):
+                    self._announce_due()
                     return
                 self._begin_turn()
                 self._cannot_play(colour)
@@ -345,6 +348,7 @@ class Game:
         s = self._s
         if s.forfeits[colour] > 0:
             s.forfeits[colour] -= 1
+            s.turn_forfeited = True
             rule = "22.3.2" if s.squop_up and colour in s.squop_up.squopped.colours else "14.4"
             if self.ruleset.can_play(s.board, colour):
                 rule = "14"
@@ -387,6 +391,7 @@ class Game:
         s.shots_left = 1
         s.fouls_in_row = 0
         s.keep_free_colour = None
+        s.turn_forfeited = False
         s.nominated_turn = s.nominated_for is colour
         s.nominated_for = None
         has_free = self.ruleset.can_play(s.board, colour)
@@ -396,6 +401,14 @@ class Game:
                 self._start_round_limit(colour)
         if s.must_free is not None and colour in s.must_free.colours and has_free:
             s.must_free = None  # 22.5.2, 22.5.3: the freed partnership has its opportunity
+
+    def _announce_due(self) -> None:
+        """Rules 22.4 and 22.5.2: remind the squopping side when it must free, once a turn."""
+        s = self._s
+        colour = s.turn
+        if s.due_announced:
+            return
+        s.due_announced = True
         if s.must_free is not None and colour not in s.must_free.colours:
             self._emit(
                 EventType.MUST_FREE,
@@ -422,7 +435,11 @@ class Game:
         s.round_limit = _RoundLimit(winner_turns_needed=rounds + (1 if completes_round else 0))
         s.time_pending = False
         minutes, seconds = divmod(round(self.timed_period_s), 60)
-        period = f"{minutes} minutes" + (f" {seconds} seconds" if seconds else "")
+        period = " ".join(
+            f"{n} {unit}{'s' if n != 1 else ''}"
+            for n, unit in ((minutes, "minute"), (seconds, "second"))
+            if n
+        )
         if completes_round:
             rest = f"Play continues to the end of {w.value}'s turn, then {rounds} more rounds"
         else:
@@ -497,6 +514,7 @@ class Game:
                 "colours plays next (rule 23.3 ii).",
             )
         s.turn = next_colour
+        s.due_announced = False
         s.turn_started = False
         s.shots_left = 0
         s.nominated_turn = False
@@ -512,7 +530,11 @@ class Game:
         if s.squop_up is not None and colour not in s.squop_up.squopped.colours:
             s.squop_up.played += 1  # 22.3.1: counted even when the colour cannot play
             if s.squop_up.played >= s.squop_up.turns:
-                reason = ("22.4", "no freeing shot was played in the squop-up turns")
+                reason = (
+                    ("22.4.2", f"{colour.value} forfeited the turn due to free")
+                    if s.turn_forfeited
+                    else ("22.4", "no freeing shot was played in the squop-up turns")
+                )
                 squopped = s.squop_up.squopped
                 s.squop_up = None
         elif s.must_free is not None and colour not in s.must_free.colours:

@@ -251,7 +251,9 @@ class Play:
         self.game.play(ShotRecord.model_validate(entry), index=self.index)
         self.index += 1
         if not keep_board:
-            self.board = after
+            # The next board starts from where the rules left the winks: off winks
+            # replaced (13.1), knocked-out winks repotted (8.1.3), squops lifted (20.1).
+            self.board = self.game.board
         return after
 
     def passes(self, colour: str, dt: float = 10.0) -> None:
