@@ -61,6 +61,11 @@ def evaluate(scene: Scene, found: WinkDetections, match_mm: float) -> dict[str, 
     colour_ok = [found.colour[j] is gt[i].colour for i, j in zip(rows, cols, strict=True)]
     size_ok = [found.size[j] is gt[i].size for i, j in zip(rows, cols, strict=True)]
     missed = [gt[i] for i in range(len(gt)) if i not in set(rows.tolist())]
+    wrong_size = [
+        f"{gt[i].id}(arc {found.rim_visible_fraction[j]:.2f})"
+        for i, j in zip(rows, cols, strict=True)
+        if found.size[j] is not gt[i].size
+    ]
     return {
         "n_gt": len(gt),
         "n_det": len(found),
@@ -72,6 +77,7 @@ def evaluate(scene: Scene, found: WinkDetections, match_mm: float) -> dict[str, 
         "colour_ok": colour_ok,
         "size_ok": size_ok,
         "missed": missed,
+        "wrong_size": wrong_size,
         "fp_xy": [det_xy[j].round(1).tolist() for j in false_pos],
         "fp_desc": [f"{found.colour[j].value}-{found.size[j].value}" for j in false_pos],
     }
@@ -118,7 +124,8 @@ def main() -> None:
                 print(
                     f"{result['name']}: gt {result['n_gt']} det {result['n_det']} "
                     f"tp {result['tp']} fp {result['fp']} {result['fp_desc']} {result['fp_xy']} "
-                    f"missed {[(w.id, w.status.value, w.nearest_plan_gap_mm) for w in missed]}"
+                    f"missed {[(w.id, w.status.value, w.nearest_plan_gap_mm) for w in missed]} "
+                    f"wrong size {result['wrong_size']}"
                 )
     header = (
         f"{'profile':<10}{'frames':>7}{'recall':>9}{'precis.':>9}{'colour':>9}{'size':>9}"

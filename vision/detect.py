@@ -78,11 +78,13 @@ CANDIDATE_CONTRAST = 0.25
 #: marks something lying on it (coarse view).
 CANDIDATE_MEAN_CONTRAST = 0.15
 #: Saturation (see :func:`vision.colour.hue_saturation`) of a wink colour.
-CANDIDATE_SATURATION = 0.12
+CANDIDATE_SATURATION = 0.05
 #: Opponent-chroma distance from the felt's own colour.
-CANDIDATE_CHROMA_STEP = 0.08
+CANDIDATE_CHROMA_STEP = 0.04
 #: Anything fitted larger than this radius is a squidger or a mug, not a wink.
 MAX_WINK_RADIUS_MM = 12.6
+#: Half-width of the band along the mat's edge where felt and table mix, mm.
+EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
 MIN_WINK_RADIUS_MM = 6.0
 
@@ -131,6 +133,10 @@ class BirdsEyeView:
         OpenCV fixed-point remap tables (kept inside ``vision``).
     valid : (h, w) ndarray of bool
         Whether the view pixel lies inside the frame.
+    on_mat : (h, w) ndarray of bool
+        Whether the view pixel lies on the (nominal) mat.
+    near_edge : (h, w) ndarray of bool
+        Within :data:`EDGE_BAND_MM` of the mat's edge.
     """
 
     px_per_mm: float
@@ -143,6 +149,7 @@ class BirdsEyeView:
     map_frac: npt.NDArray[np.uint16]
     valid: npt.NDArray[np.bool_]
     on_mat: npt.NDArray[np.bool_]
+    near_edge: npt.NDArray[np.bool_]
 
     def view_to_mat(self, view_xy_px: npt.ArrayLike) -> FloatArray:
         """View pixels (col, row), shape (N, 2), to mat mm, shape (N, 2)."""
@@ -234,6 +241,12 @@ def build_birds_eye_view(
     on_mat = (np.abs(view_x)[None, :] <= MAT_LENGTH_MM / 2) & (
         np.abs(view_y)[:, None] <= MAT_WIDTH_MM / 2
     )
+    # Signed distance to the mat's edge (positive inside), for the band
+    # where felt and table blur into each other.
+    edge_dist = np.minimum(
+        MAT_LENGTH_MM / 2 - np.abs(view_x)[None, :], MAT_WIDTH_MM / 2 - np.abs(view_y)[:, None]
+    )
+    near_edge = np.abs(edge_dist) < EDGE_BAND_MM
     return BirdsEyeView(
         px_per_mm=px_per_mm,
         x_min_mm=x_min,
@@ -245,6 +258,7 @@ def build_birds_eye_view(
         map_frac=np.asarray(map_frac),
         valid=np.asarray(valid),
         on_mat=on_mat,
+        near_edge=near_edge,
     )
 
 
@@ -287,7 +301,9 @@ class _Seed:
 
 
 def _felt_model(
-    view_bgr: npt.NDArray[np.uint8], on_mat: npt.NDArray[np.bool_]
+    view_bgr: npt.NDArray[np.uint8],
+    on_mat: npt.NDArray[np.bool_],
+    near_edge: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.float32]:
     """Felt (or table) colour around every view pixel: a ~70 mm median at 1/4 scale.
 
@@ -316,6 +332,15 @@ def _felt_model(
         for side in sides
     ]
     felt = np.where(on_mat[..., None], big[0], big[1])
+    # Near the edge, where the calibrated edge and the seen one can differ
+    # by a few mm, each pixel is compared with whichever side it resembles.
+    rows, cols = np.nonzero(near_edge)
+    pix = view_bgr[rows, cols].astype(np.int16)
+    to_mat = np.abs(pix - big[0][rows, cols]).sum(1)
+    to_table = np.abs(pix - big[1][rows, cols]).sum(1)
+    felt[rows, cols] = np.where(
+        (to_mat <= to_table)[:, None], big[0][rows, cols], big[1][rows, cols]
+    )
     return np.asarray(felt, dtype=np.float32)
 
 
@@ -345,9 +370,8 @@ def _find_seeds(
         chroma_step = np.hypot(opp_a - felt_a, opp_b - felt_b)
         hue = np.degrees(np.arctan2(opp_b, opp_a)) % 360.0
         index, _ = classify_hue(hue, reference)
-        good = (np.hypot(opp_a, opp_b) > CANDIDATE_SATURATION) & (
-            chroma_step > CANDIDATE_CHROMA_STEP
-        )
+        step_needed = np.where(view.near_edge[rows, cols], 2.0, 1.0) * CANDIDATE_CHROMA_STEP
+        good = (np.hypot(opp_a, opp_b) > CANDIDATE_SATURATION) & (chroma_step > step_needed)
         label[rows, cols] = np.where(good, index, -1)
     # One distance transform for all colours: a pixel whose right or lower
     # neighbour has another label counts as background, so touching winks
@@ -365,9 +389,22 @@ def _find_seeds(
     seeds: list[_Seed] = []
     min_sep2 = (8.0 * view.px_per_mm) ** 2
     chosen: list[tuple[int, int, int]] = []
+    # A blob with a point farther than a large wink's radius (plus blur) from its edge
+    # is a squidger (or a mug): no seeds anywhere near it.
+    too_big = (MAX_WINK_RADIUS_MM + 2.0) * view.px_per_mm
+    big_blobs = [
+        (int(c), int(r), int(label[r, c]), float(dist[r, c]))
+        for r, c in zip(rows, cols, strict=True)
+        if dist[r, c] > too_big
+    ]
     for i in np.argsort(-dist[rows, cols]):
         r, c = int(rows[i]), int(cols[i])
         k = int(label[r, c])
+        if dist[r, c] > too_big or any(
+            k == k2 and (c - c2) ** 2 + (r - r2) ** 2 < (d2 + 4.0 * view.px_per_mm) ** 2
+            for c2, r2, k2, d2 in big_blobs
+        ):
+            continue
         if all(k != k2 or (c - c2) ** 2 + (r - r2) ** 2 >= min_sep2 for c2, r2, k2 in chosen):
             chosen.append((c, r, k))
     for c, r, k in chosen:
@@ -504,28 +541,71 @@ class _Fits:
     circles: CircleFits  # at the chosen size's radius
 
 
-def _fit_rims(rims: _Rims, seeds_mm: FloatArray) -> _Fits:
-    """Fit free to choose the size, then at the known radius for the centre."""
-    free = fit_circles(rims.points_mm, rims.weight, seeds_mm, scale_mm=0.8)
+def _free_fits(rims: _Rims, seeds_mm: FloatArray) -> CircleFits:
+    """Circles with free radius: they measure the size."""
+    return fit_circles(rims.points_mm, rims.weight, seeds_mm, scale_mm=0.8)
+
+
+def _clear_rims(free: CircleFits) -> npt.NDArray[np.bool_]:
+    """Free fits whose radius can be trusted: most of the rim seen, tight."""
+    return free.ok & (free.arc_fraction >= 0.6) & (free.rms_mm < 1.2)
+
+
+def estimate_radius_bias(radii_mm: npt.ArrayLike) -> float:
+    """How much larger than nominal this frame's winks measure, mm.
+
+    Blur, bloom and the camera's sharpening move the coverage-0.5 edge
+    outwards or inwards by the same amount for every wink in a frame. With
+    both sizes about, the measured radii form two clusters 3 mm apart; the
+    offset that best fits them to 8 and 11 mm is the bias.
+
+    Parameters
+    ----------
+    radii_mm : (n,) array_like
+        Free-fit radii of winks whose rims were clearly seen.
+
+    Returns
+    -------
+    float
+        In [-1, 2.5]; 0 when fewer than 3 radii are given.
+    """
+    radii = np.asarray(radii_mm, dtype=np.float64).reshape(-1)
+    radii = radii[(radii > 5.0) & (radii < 15.0)]
+    if len(radii) < 3:
+        return 0.0
+    candidates = np.arange(-1.0, 2.5001, 0.05)
+    resid = np.minimum(
+        np.abs(radii[None, :] - _SMALL_R - candidates[:, None]),
+        np.abs(radii[None, :] - _LARGE_R - candidates[:, None]),
+    )
+    # Robust: cap each wink's cost so a squidger or a bad fit cannot pull.
+    cost = np.minimum(resid, 1.0).sum(axis=1)
+    return float(candidates[int(np.argmin(cost))])
+
+
+def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_mm: float) -> _Fits:
+    """Choose the size from the free fit, then fit at the known radius for the centre."""
     start = np.where(free.ok[:, None], free.centre_mm, seeds_mm)
     n = len(seeds_mm)
-    small = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, _SMALL_R))
-    large = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, _LARGE_R))
+    small_r, large_r = _SMALL_R + radius_bias_mm, _LARGE_R + radius_bias_mm
+    small = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, small_r))
+    large = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, large_r))
 
     def score(fit: CircleFits) -> FloatArray:
         support = (rims.weight * fit.inliers).sum(axis=1)
         return np.where(fit.ok, support * fit.arc_fraction / (0.3 + fit.rms_mm), 0.0)
 
     score_small, score_large = score(small), score(large)
-    mid_r = 0.5 * (_SMALL_R + _LARGE_R)
-    free_good = free.ok & (free.arc_fraction >= 0.6) & (free.rms_mm < 1.2)
+    mid_r = 0.5 * (small_r + large_r)
+    free_good = _clear_rims(free)
     choose_large = np.where(free_good, free.radius_mm > mid_r, score_large > score_small)
     by_score = 1.0 - np.minimum(score_small, score_large) / np.maximum(
         np.maximum(score_small, score_large), 1e-9
     )
     size_conf = np.where(free_good, np.clip(np.abs(free.radius_mm - mid_r) / 1.5, 0, 1), by_score)
+    true_radius = free.radius_mm - radius_bias_mm
     wrong_size = free_good & (
-        (free.radius_mm > MAX_WINK_RADIUS_MM) | (free.radius_mm < MIN_WINK_RADIUS_MM)
+        (true_radius > MAX_WINK_RADIUS_MM) | (true_radius < MIN_WINK_RADIUS_MM)
     )
     chosen_ok = np.where(choose_large, large.ok, small.ok)
     ok = (
@@ -588,7 +668,7 @@ def detect_winks(
     view = cached_birds_eye_view(camera)
     half = cv2.pyrDown(image_bgr)
     view_bgr = view.warp(half)
-    felt = _felt_model(view_bgr, view.on_mat)
+    felt = _felt_model(view_bgr, view.on_mat, view.near_edge)
     seeds = _find_seeds(view, view_bgr, felt, reference)
     if not seeds:
         return WinkDetections.empty()
@@ -600,12 +680,16 @@ def detect_winks(
     # so rays cross the rim square-on.
     fits = None
     rims = None
+    bias = None
     for _ in range(2):
         rims = _sample_rims(image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference)
-        fits = _fit_rims(rims, centres)
+        free = _free_fits(rims, centres)
+        if bias is None:
+            bias = estimate_radius_bias(free.radius_mm[_clear_rims(free)])
+        fits = _fit_rims(rims, centres, free, bias)
         centres = np.where(fits.ok[:, None], fits.circles.centre_mm, centres)
-    assert fits is not None and rims is not None  # two passes ran
-    return _assemble(fits, rims, colour_index, plane_z, camera)
+    assert fits is not None and rims is not None and bias is not None  # two passes ran
+    return _assemble(fits, rims, colour_index, plane_z, camera, bias)
 
 
 def _check_image(image_bgr: npt.NDArray[np.uint8], camera: CameraModel) -> None:
@@ -648,6 +732,7 @@ def _assemble(
     colour_index: npt.NDArray[np.int64],
     plane_z: FloatArray,
     camera: CameraModel,
+    radius_bias_mm: float,
 ) -> WinkDetections:
     circles = fits.circles
     quality = circles.arc_fraction / (0.3 + circles.rms_mm)
@@ -669,7 +754,7 @@ def _assemble(
         return WinkDetections.empty()
     idx = np.array(sorted(kept))
     centre_mm = circles.centre_mm[idx]
-    radius = circles.radius_mm[idx]
+    radius = circles.radius_mm[idx] - radius_bias_mm
     arc = circles.arc_fraction[idx]
     plane = plane_z[idx]
     # A wink with a complete rim that overlaps one with a cut rim lies on it.
