@@ -1,0 +1,118 @@
+"""RECORD.json: parsing, and bad records reported clearly (shot index and field)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rules.engine import replay_record
+from rules.record import IllegalRecordError, load_record, parse_record
+from rules.ruleset import UnknownRulesetError
+from tests.rules.boardkit import Scribe
+
+
+def short_game() -> dict[str, Any]:
+    s = Scribe("blue")
+    s.shot("blue", play=["blue-L1"])
+    s.shot("green", play=["green-L1"])
+    s.shot("red", play=["red-L1"])
+    return s.record
+
+
+def replay(data: dict[str, Any]) -> None:
+    replay_record(parse_record(data))
+
+
+def test_a_good_record_parses_and_replays() -> None:
+    game, nxt = replay_record(parse_record(short_game()))
+    assert nxt.colour is not None and nxt.colour.value == "yellow"
+    assert game.result is None
+
+
+def test_a_vanished_wink_names_the_shot_and_the_wink() -> None:
+    data = short_game()
+    winks = data["shots"][2]["board"]["winks"]
+    data["shots"][2]["board"]["winks"] = [w for w in winks if w["id"] != "blue-S3"]
+    with pytest.raises(IllegalRecordError, match=r"shots\[2\]\.board: wink 'blue-S3' vanished"):
+        replay(data)
+
+
+def test_an_unknown_colour_names_the_shot_and_the_field() -> None:
+    data = short_game()
+    data["shots"][1]["board"]["winks"][0]["colour"] = "purple"
+    with pytest.raises(
+        IllegalRecordError, match=r"shots\[1\]\.board\.winks\[0\]\.colour.*'purple'"
+    ):
+        parse_record(data)
+
+
+def test_seven_blue_winks_are_reported_with_every_other_problem() -> None:
+    data = short_game()
+    extra = copy.deepcopy(data["shots"][0]["board"]["winks"][0])
+    extra["id"] = "blue-S5"
+    data["shots"][0]["board"]["winks"].append(extra)
+    data["shots"][1]["colour"] = "mauve"
+    with pytest.raises(IllegalRecordError) as err:
+        parse_record(data)
+    assert any("shots[1].colour" in p for p in err.value.problems)
+    # Schema problems come first; fix them and the board problem shows.
+    data["shots"][1]["colour"] = "green"
+    with pytest.raises(IllegalRecordError, match=r"shots\[0\]\.board: 7 blue winks"):
+        parse_record(data)
+
+
+def test_unknown_ruleset_is_named() -> None:
+    data = short_game()
+    data["ruleset"] = "victorian"
+    with pytest.raises(UnknownRulesetError, match="'victorian'"):
+        replay(data)
+
+
+def test_unknown_fields_and_missing_fields_are_reported() -> None:
+    data = short_game()
+    del data["squidge_off_winner"]
+    data["shots"][0]["colur"] = "blue"
+    with pytest.raises(IllegalRecordError) as err:
+        parse_record(data)
+    text = str(err.value)
+    assert "squidge_off_winner" in text
+    assert "shots[0].colur" in text
+
+
+def test_a_bad_manual_event_is_reported() -> None:
+    data = short_game()
+    data["shots"][0]["event"] = {"type": "foul", "choice": "maybe"}
+    with pytest.raises(IllegalRecordError, match=r"shots\[0\]\.event"):
+        parse_record(data)
+
+
+def test_a_shot_after_the_end_is_an_error() -> None:
+    data = short_game()
+    data["shots"].insert(
+        1, {"t": 5, "colour": "green", "event": {"type": "interference", "by": "red"}}
+    )
+    with pytest.raises(IllegalRecordError, match=r"shots\[2\]: the game has already ended"):
+        replay(data)
+
+
+def test_a_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(IllegalRecordError, match="nope.json' does not exist"):
+        load_record(tmp_path / "nope.json")
+
+
+def test_bad_json_is_named_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text('{"format": "pairs",\n "shots": [}')
+    with pytest.raises(IllegalRecordError, match=r"broken.json' is not valid JSON: .* line 2"):
+        load_record(path)
+
+
+def test_json_that_is_not_an_object_is_rejected(tmp_path: Path) -> None:
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps([1, 2]))
+    with pytest.raises(IllegalRecordError, match="expected a JSON object"):
+        load_record(path)
