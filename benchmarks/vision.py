@@ -54,7 +54,12 @@ from rules.board import (  # noqa: E402
 )
 from tools.groundtruth import Scene, load_scene, to_canonical_frame  # noqa: E402
 from vision.detections import WinkDetections  # noqa: E402
-from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context  # noqa: E402
+from vision.pipeline import (  # noqa: E402
+    FrameAnalysis,
+    MatNotVisibleError,
+    analyze_frame,
+    prepare_context,
+)
 
 CLEAR_MM = 2.0
 MATCH_RADIUS_MM = 8.0
@@ -377,10 +382,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             else "image detections (vision.detect)"
         )
         print(f"\n##### source: {label}")
+        refused = total_nomat = 0
         for img_path, js in pairs:
-            scene = to_canonical_frame(load_scene(js))
+            scene = load_scene(js)
             if scene.profile == "closeup":
                 continue  # no whole mat in view: for the umpire's close-up review
+            if scene.profile == "nomat":
+                # Bad input: a table without a mat must be refused, not analysed.
+                total_nomat += 1
+                image = cv2.imread(str(img_path))
+                try:
+                    analyze_frame(image, scene.camera, detections=WinkDetections.empty())
+                except MatNotVisibleError:
+                    refused += 1
+                continue
+            scene = to_canonical_frame(scene)
             for seed in range(args.seeds if source == "gt" else 1):
                 analysis, ms = run_one(img_path, scene, source, args.sigma, seed)
                 key = f"{scene.profile} ({img_path.parent.name})"
@@ -388,6 +404,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 score_frame(scene, analysis.board, tallies[key])
         for key in sorted(tallies):
             print(report(key, tallies[key]))
+        if total_nomat:
+            print(f"== no-mat photos refused with MatNotVisibleError: {refused}/{total_nomat}")
         if args.profile and pairs:
             img_path, js = next(p for p in pairs if "overhead" in p[0].name)
             scene = to_canonical_frame(load_scene(js))

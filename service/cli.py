@@ -124,6 +124,32 @@ def count(
         )
 
 
+@app.command()
+def analyze(
+    image: Annotated[Path, typer.Argument(help="A photo of the mat.")],
+    calibration: Annotated[
+        Path | None,
+        typer.Option("--calibration", help="Calibration JSON; default: calibrate from IMAGE."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the board as JSON.")] = False,
+    annotate: Annotated[
+        Path | None, typer.Option("--annotate", help="Write the annotated photo to OUT.png.")
+    ] = None,
+) -> None:
+    """Every wink's colour, size, position and status, with squops and piles."""
+    from service.commands import analyze as cmd
+
+    with _user_errors():
+        _emit(
+            cmd.run(
+                image,
+                calibration_path=calibration,
+                json_output=json_output,
+                annotate_path=annotate,
+            )
+        )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

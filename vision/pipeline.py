@@ -53,6 +53,10 @@ FELT_DISTANCE = 14.0
 #: When this much of the mat is not felt, the mat is not where the
 #: calibration says: a wrong calibration or a photo without the mat.
 NOT_A_MAT_FRACTION = 0.6
+#: Below this Lab distance between just inside and just outside the mat's
+#: edge, no edge is where the calibration puts one (the shared scenes' mats
+#: show 11-103 across their edges; a bare table about 2).
+MIN_EDGE_CONTRAST = 5.0
 
 
 class MatNotVisibleError(ValueError):
@@ -117,6 +121,9 @@ class FrameContext:
         The mat without the pot, in the frame shrunk by ``HIDDEN_SCALE``.
     mm2_per_px_small : (h, w) ndarray
         Mat area of each shrunk pixel, mm^2.
+    edge_bands_px : tuple of pairs of (k, 2) ndarray
+        Per side of the mat in view, points just inside and just outside
+        its edge in the image: the mat's edge must show there.
     """
 
     camera: CameraModel
@@ -126,6 +133,7 @@ class FrameContext:
     mat_polygon_px: FloatArray
     mat_mask_small: npt.NDArray[np.uint8]
     mm2_per_px_small: FloatArray
+    edge_bands_px: tuple[tuple[FloatArray, FloatArray], ...]
 
 
 def _mat_outline_mm(step_mm: float = 20.0) -> FloatArray:
@@ -209,6 +217,7 @@ def prepare_context(
     area = np.nan_to_num(area, nan=0.0, posinf=0.0)
     area_full = cv2.resize(area.astype(np.float32), (sw, sh), interpolation=cv2.INTER_LINEAR)
     return FrameContext(
+        edge_bands_px=_edge_bands(camera),
         camera=camera,
         corners_mm=corners,
         pot_centre_mm=pot,
@@ -217,6 +226,54 @@ def prepare_context(
         mat_mask_small=mask,
         mm2_per_px_small=area_full.astype(np.float64),
     )
+
+
+def _edge_bands(
+    camera: CameraModel, offset_mm: float = 30.0
+) -> tuple[tuple[FloatArray, FloatArray], ...]:
+    """Per mat side, image points ``offset_mm`` inside and outside its edge, in the frame."""
+    hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
+    w, h = camera.image_size_wh
+    sides = []
+    t = np.linspace(-0.85, 0.85, 40)[:, None]
+    for along, normal, half_along, half_normal in (
+        ((1, 0), (0, 1), hx, hy),
+        ((1, 0), (0, -1), hx, hy),
+        ((0, 1), (1, 0), hy, hx),
+        ((0, 1), (-1, 0), hy, hx),
+    ):
+        base = t * half_along * np.array(along, float)
+        n = np.array(normal, float)
+        inside = camera.mat_to_image(base + (half_normal - offset_mm) * n)
+        out_mm = base + (half_normal + offset_mm) * n
+        outside = camera.mat_to_image(np.hstack([out_mm, np.full((len(out_mm), 1), -3.0)]))
+        ok = np.all((inside >= 0) & (inside < [w, h]) & (outside >= 0) & (outside < [w, h]), axis=1)
+        if ok.sum() >= 10:
+            sides.append((inside[ok], outside[ok]))
+    return tuple(sides)
+
+
+def mat_edge_contrast(image_bgr: npt.NDArray[np.uint8], context: FrameContext) -> float | None:
+    """How clearly the mat's edge shows where the calibration puts it.
+
+    For each side of the mat in view, the Lab distance between the median
+    colour just inside and just outside it; the median over the sides. None
+    when no side is in the frame.
+    """
+    if not context.edge_bands_px:
+        return None
+
+    def median_lab(pts: FloatArray) -> FloatArray:
+        xy = np.round(pts).astype(int)
+        bgr = image_bgr[xy[:, 1], xy[:, 0]].reshape(-1, 1, 3)
+        lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(float)
+        return np.asarray(np.median(lab, axis=0), dtype=float)
+
+    contrasts = [
+        float(np.linalg.norm(median_lab(inside) - median_lab(outside)))
+        for inside, outside in context.edge_bands_px
+    ]
+    return float(np.median(contrasts))
 
 
 def find_hidden_regions(
@@ -381,6 +438,13 @@ def analyze_frame(
     t0 = time.perf_counter()
     hidden, not_felt = find_hidden_regions(image_bgr, context)
     timings["hidden_regions"] = (time.perf_counter() - t0) * 1000.0
+    contrast = mat_edge_contrast(image_bgr, context)
+    if contrast is not None and contrast < MIN_EDGE_CONTRAST:
+        raise MatNotVisibleError(
+            f"no mat edge where the calibration puts the mat (contrast {contrast:.1f}, "
+            f"want at least {MIN_EDGE_CONTRAST:g}): this photo does not look like a mat, "
+            "or the calibration is for another camera"
+        )
     if not_felt > NOT_A_MAT_FRACTION:
         raise MatNotVisibleError(
             f"{100 * not_felt:.0f}% of where the calibration puts the mat does not look like "

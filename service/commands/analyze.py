@@ -1,0 +1,190 @@
+"""``winkref analyze IMAGE``: the board seen in one photo.
+
+Calibrates from the photo itself unless ``--calibration FILE`` is given (a
+calibration file with a ``camera`` block, or a scene ground-truth file whose
+camera is used). Prints a table by default, the board JSON with ``--json``,
+and with ``--annotate OUT.png`` writes the photo with the board drawn on it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+from rich.console import Console
+from rich.table import Table
+
+from calibration.camera import CameraModel
+from rules.board import Colour, WinkStatus
+from service.commands.review import load_photo
+from vision.annotate import annotate_frame
+from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context
+
+
+class CalibrationFileError(ValueError):
+    """A calibration file that cannot be used."""
+
+
+class CalibrationUnavailableError(ValueError):
+    """No --calibration was given and calibration from the image is not installed."""
+
+
+def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, float]] | None]:
+    """A calibration (or bare camera) and the corners, from a JSON file.
+
+    Accepts the calibration step's own file when it can read it, any JSON
+    object with a ``camera`` block (``width``, ``height``, ``K``, ``dist``,
+    ``R``, ``t``), or a scene ground-truth file (turned into the canonical
+    frame, its baselines giving the corners).
+
+    Raises
+    ------
+    CalibrationFileError
+        When the file is not JSON or has no usable camera.
+    """
+    if not path.exists():
+        raise CalibrationFileError(f"calibration file {str(path)!r} does not exist")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise CalibrationFileError(f"{str(path)!r} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise CalibrationFileError(f"{str(path)!r} holds no JSON object")
+    if data.get("format") == "tiddlywinks-gt/1":
+        from tools.groundtruth import load_scene, to_canonical_frame
+
+        if not data.get("baselines"):
+            raise CalibrationFileError(f"{str(path)!r} has no mat (no baselines) to calibrate by")
+        scene = to_canonical_frame(load_scene(path))
+        corners = {b.colour: (b.corner[0], b.corner[1]) for b in scene.baselines}
+        return scene.camera, corners
+    try:
+        import calibration as calib_pkg
+
+        from_json = getattr(getattr(calib_pkg, "Calibration", None), "from_json_dict", None)
+        if from_json is not None:
+            return from_json(data), None
+    except (ImportError, ValueError, KeyError, TypeError):
+        pass
+    block = data.get("camera", data)
+    if not isinstance(block, dict):
+        raise CalibrationFileError(f"{str(path)!r}: 'camera' is not an object")
+    try:
+        camera = CameraModel.from_json_dict(block)
+    except ValueError as exc:
+        raise CalibrationFileError(f"{str(path)!r}: {exc}") from None
+    corners = None
+    raw = data.get("corners_mm")
+    if isinstance(raw, dict):
+        corners = {Colour(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
+    return camera, corners
+
+
+def _default_calibrate() -> Callable[[npt.NDArray[np.uint8]], Any]:
+    try:
+        from calibration import calibrate  # type: ignore[attr-defined]
+    except ImportError:
+        raise CalibrationUnavailableError(
+            "calibration from the image is not available in this build; pass --calibration FILE"
+        ) from None
+    return calibrate  # type: ignore[no-any-return]
+
+
+def analysis_json(analysis: FrameAnalysis) -> dict[str, Any]:
+    """The board JSON, plus what the frame could not show (extra keys are allowed)."""
+    out = analysis.board.to_json_dict()
+    out["hidden_regions"] = [r.to_json_dict() for r in analysis.hidden_regions]
+    out["notes"] = list(analysis.notes)
+    out["reviews"] = list(analysis.reviews)
+    out["timings_ms"] = {k: round(v, 1) for k, v in analysis.timings_ms.items()}
+    return out
+
+
+def table_text(analysis: FrameAnalysis, *, width: int = 110) -> str:
+    """A readable table of the board, then tiddlies, reviews and notes."""
+    board = analysis.board
+    table = Table(title="Board", show_lines=False)
+    for name in ("id", "status", "x mm", "y mm", "squops", "pile", "conf", "flags"):
+        table.add_column(name, justify="right" if name in ("x mm", "y mm", "conf") else "left")
+    for wk in board.winks:
+        flags = []
+        if wk.uncertain:
+            flags.append("UNCERTAIN")
+        if getattr(wk, "inferred", False):
+            flags.append("inferred")
+        table.add_row(
+            wk.id,
+            wk.status.value,
+            "" if wk.x_mm is None else f"{wk.x_mm:.1f}",
+            "" if wk.y_mm is None else f"{wk.y_mm:.1f}",
+            ", ".join(wk.squops),
+            "" if wk.pile is None else str(wk.pile),
+            "" if wk.confidence is None else f"{wk.confidence:.2f}",
+            " ".join(flags),
+        )
+    console = Console(record=True, width=width, file=io.StringIO())
+    console.print(table)
+    tiddlies = board.tiddlies or {}
+    parts = []
+    for colour in Colour:
+        potted = board.count(colour, WinkStatus.POTTED)
+        free = board.count(colour, WinkStatus.FREE)
+        parts.append(f"{colour.value} {tiddlies.get(colour, 0)} ({potted} potted, {free} free)")
+    console.print("Tiddlies (rule 19.1): " + "; ".join(parts))
+    if analysis.hidden_regions:
+        console.print(
+            f"Hidden: {len(analysis.hidden_regions)} region(s) of the mat cannot be seen; "
+            "winks there are not reported."
+        )
+    for text in analysis.reviews:
+        console.print(f"Review: {text}")
+    for text in analysis.notes:
+        console.print(f"Note: {text}")
+    return console.export_text().rstrip()
+
+
+def run(
+    image_path: Path,
+    *,
+    calibration_path: Path | None = None,
+    json_output: bool = False,
+    annotate_path: Path | None = None,
+    calibrate: Callable[[npt.NDArray[np.uint8]], Any] | None = None,
+) -> str:
+    """Analyse one photo and return the text to print.
+
+    Raises
+    ------
+    ValueError
+        Unreadable photo, unusable calibration file, no mat in the photo,
+        or a photo the calibration does not fit.
+    """
+    image = load_photo(image_path)
+    corners = None
+    if calibration_path is not None:
+        calibration, corners = load_calibration(calibration_path)
+    else:
+        calibration = (calibrate or _default_calibrate())(image)
+        if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
+            raise ValueError(f"cannot find the mat in {str(image_path)!r}: {calibration.reason}")
+    context = prepare_context(calibration, corners_mm=corners)
+    analysis = analyze_frame(image, context)
+    if annotate_path is not None:
+        drawn = annotate_frame(
+            image,
+            analysis.board,
+            context.camera,
+            hidden_regions=analysis.hidden_regions,
+            notes=analysis.notes,
+        )
+        if not cv2.imwrite(str(annotate_path), np.ascontiguousarray(drawn)):
+            raise OSError(f"cannot write the annotated image to {str(annotate_path)!r}")
+    if json_output:
+        return json.dumps(analysis_json(analysis), indent=2)
+    return table_text(analysis)

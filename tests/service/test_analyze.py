@@ -1,0 +1,67 @@
+"""``winkref analyze``: table, JSON, annotation and clear errors, on the bundled samples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import pytest
+from typer.testing import CliRunner
+
+from rules.board import Board
+from service.cli import app
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+runner = CliRunner()
+
+
+def _sample(stem: str) -> tuple[Path, Path]:
+    image, truth = SAMPLES / f"{stem}.jpg", SAMPLES / f"{stem}.json"
+    if not image.exists():
+        pytest.skip(f"{image.name} is not bundled")
+    return image, truth
+
+
+def test_json_output_is_a_valid_board_with_the_frame_report(tmp_path: Path) -> None:
+    image, truth = _sample("overhead_00101")
+    out_png = tmp_path / "out.png"
+    result = runner.invoke(
+        app,
+        ["analyze", str(image), "--calibration", str(truth), "--json", "--annotate", str(out_png)],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    board = Board.from_json_dict(data)
+    assert len(board.winks) == 24
+    assert set(board.tiddlies or {}) == {"blue", "green", "red", "yellow"}
+    for key in ("hidden_regions", "notes", "reviews", "timings_ms"):
+        assert key in data
+    drawn = cv2.imread(str(out_png))
+    assert drawn is not None and drawn.shape == cv2.imread(str(image)).shape
+
+
+def test_table_output_lists_winks_and_tiddlies() -> None:
+    image, truth = _sample("start_00101")
+    result = runner.invoke(app, ["analyze", str(image), "--calibration", str(truth)])
+    assert result.exit_code == 0, result.output
+    assert "blue-L1" in result.output
+    assert "Tiddlies (rule 19.1)" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["analyze", "no-such.jpg", "--calibration", "x.json"], "does not exist"),  # no photo
+        (["analyze", "{image}", "--calibration", "no-such.json"], "does not exist"),  # no file
+        (["analyze", "{nomat}", "--calibration", "{truth}"], "does not look like a mat"),  # no mat
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], message: str) -> None:
+    image, truth = _sample("overhead_00101")
+    nomat, _ = _sample("nomat_00101")
+    filled = [a.format(image=image, truth=truth, nomat=nomat) for a in args]
+    result = runner.invoke(app, filled)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
