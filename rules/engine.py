@@ -325,6 +325,10 @@ class Game:
                 return
             if not s.turn_started:
                 colour = s.turn
+                if not any(self.ruleset.can_play(s.board, c) for c in Colour):
+                    # 21: no wink can be played at all (a ring of squops, or a set-up board).
+                    self._end_by_tiddlies(EndedBy.ALL_SQUOPPED, "21")
+                    return
                 if s.nominated_for is not None and s.nominated_for is colour:
                     return  # 22.6.1: a free shot with any colour that has a free wink
                 if s.forfeits[colour] == 0 and self.ruleset.can_play(s.board, colour):
