@@ -296,3 +296,22 @@ def test_failure_to_free_on_the_last_turn_of_round_five_gives_one_extra_turn() -
     p.shot("blue", unsquop="blue-L2", play={"blue-L2": (-100.0, -300.0)})
     assert p.game.result is not None
     assert p.find("game_end")[0].rule == "22.6.4"
+
+
+def test_a_squopped_up_colours_forfeit_happens_in_its_squop_up_turn() -> None:
+    # Rule 22.3.2: green sent a wink off, then is squopped up; its turn is the forfeit.
+    board = make_board(
+        free={"green-L1": (100.0, 300.0), "blue-S1": (-300.0, -200.0), "red-S1": (300.0, 200.0)},
+        squops={"blue-L1": "yellow-L1", "red-L1": GREENS[1:], "blue-L2": YELLOWS[1:]},
+    )
+    p = Play(board, "green")
+    p.shot("green", off={"green-L1": (100.0, 470.0)})
+    p.shot("red", play={"red-S1": (310.0, 190.0)})
+    spot = p.game.board.wink("green-L1").mat_xy
+    assert spot is not None
+    p.shot("blue", squop={"blue-S1": "green-L1"})  # yellow passed; blue squops up
+    assert p.find("squop_up")
+    forfeit = p.find("forfeit")[-1]
+    assert (forfeit.colour, forfeit.rule) == (Colour.GREEN, "22.3.2")
+    assert p.game.next_turn().forfeits[Colour.GREEN] == 0
+    assert p.next_colour == "red"
