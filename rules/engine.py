@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rules.board import Board, Colour, Partnership, Wink, WinkStatus, starting_board
+from rules.board import Board, Colour, Partnership, Wink, WinkStatus
 from rules.events import Event, EventType
 from rules.record import (
     Choice,
@@ -176,7 +176,7 @@ class Game:
         self.game_format = game_format
         self.timed_period_s = self.ruleset.timed_period_s(game_format, timed_period_s)
         self.layout = layout
-        start = board if board is not None else starting_board()
+        start = board if board is not None else self.ruleset.starting_board()
         self._s = _State(board=start, recorded=start, turn=squidge_off_winner)
         already_out = tuple(c for c in Colour if self.ruleset.potted_out(start, c))
         if already_out:
@@ -812,6 +812,9 @@ class Game:
             for c in newly_out:
                 self._emit(EventType.POT_OUT, c, "15", f"{_name(c)} has potted out (rule 15).")
         if first_pot_out:
+            # 20: neither the timed period nor the round limit applies any more.
+            s.round_limit = None
+            s.time_pending = False
             self._emit(
                 EventType.POT_OUT,
                 newly_out[0],

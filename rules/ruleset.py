@@ -98,6 +98,25 @@ class Ruleset:
                     )
         return found
 
+    def starting_board(self) -> Board:
+        """Rule 5.5: every wink behind its baseline, ids ``blue-L1`` .. ``blue-S4``."""
+        winks = []
+        for colour in Colour:
+            for size, n, tag in (
+                (WinkSize.LARGE, self.large_winks_per_colour, "L"),
+                (WinkSize.SMALL, self.small_winks_per_colour, "S"),
+            ):
+                for i in range(1, n + 1):
+                    winks.append(
+                        Wink(
+                            id=f"{colour.value}-{tag}{i}",
+                            colour=colour,
+                            size=size,
+                            status=WinkStatus.UNPLAYED,
+                        )
+                    )
+        return Board(winks=tuple(winks))
+
     # ---- time (17, 17.1) ------------------------------------------------
 
     def timed_period_s(self, game_format: GameFormat, override_s: float | None = None) -> float:

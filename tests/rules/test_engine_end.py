@@ -176,3 +176,15 @@ def test_singles_score_still_ranks_colours_and_adds_partners() -> None:
     assert result is not None
     assert result.score[Partnership.GREEN_YELLOW] > result.score[Partnership.BLUE_RED]
     assert sum(result.score.values()) == Fraction(7)
+
+
+def test_a_pot_out_during_the_round_limit_cancels_it() -> None:
+    # Rule 20: the round limit does not apply once a colour has potted out.
+    blues = colour_winks("blue")
+    p = Play(make_board(potted=blues[1:], free=["blue-L1"]), "green", timed_period_s=1.0)
+    cycle(p, 3)  # green at t = 0; time is up before red's turn
+    assert p.find("time_up")
+    p.shot("blue", pot="blue-L1")
+    assert p.game.next_turn().period == "pot_out"
+    cycle(p, 40)
+    assert p.game.result is None

@@ -85,3 +85,18 @@ def test_squop_up_turns_are_two_in_the_special_case_of_22_2_3() -> None:
     every_red = [f"red-{w}" for w in ("L1", "L2", "S1", "S2", "S3", "S4")]
     board = make_board(potted=every_red[1:], squops={"blue-L1": "green-L1", "yellow-L1": "red-L1"})
     assert Etwa2012().squop_up_turns(board, Colour.RED) == 2
+
+
+def test_starting_board_follows_the_rulesets_wink_counts() -> None:
+    from rules.board import starting_board
+
+    assert Etwa2012().starting_board() == starting_board()
+
+    class FourWinks(Ruleset):
+        winks_per_colour = 4
+        large_winks_per_colour = 1
+        small_winks_per_colour = 3
+
+    board = FourWinks().starting_board()
+    assert len(board.winks) == 16
+    assert FourWinks().board_problems(board) == []
