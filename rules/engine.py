@@ -457,11 +457,13 @@ class Game:
         )
 
     def _round_number(self) -> int | None:
+        """The round of the round limit period being played; 0 while the round in which
+        time ran out is completed (rule 18)."""
         rl = self._s.round_limit
         if rl is None:
             return None
         offset = rl.winner_turns_needed - self.ruleset.round_limit_rounds
-        return max(0, rl.winner_turns_done - offset) + 1
+        return rl.winner_turns_done - offset + 1
 
     def _end_turn(self) -> None:
         """The end of a turn: 22.5.2 / 22.6 failure to free, 22.1 squop-up, 18 rounds."""

@@ -60,7 +60,9 @@ def _next_line(nxt: NextTurn) -> str:
         text += ", with a free shot with a nominated colour (rule 22.6.1)"
     if nxt.shots_left > 1:
         text += f" ({nxt.shots_left} shots left in the turn)"
-    if nxt.round is not None:
+    if nxt.round == 0:
+        text += "; the round in which time ran out is being completed (rule 18)"
+    elif nxt.round is not None:
         text += f"; round limit period, round {nxt.round}"
     return text + "."
 
