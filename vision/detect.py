@@ -74,15 +74,15 @@ MAT_THICKNESS_MM = 2.5
 #: Contrast with the felt (see :func:`vision.colour.felt_contrast`) that
 #: marks something lying on it.
 CANDIDATE_CONTRAST = 0.25
-#: Mean absolute difference from the felt, relative to its brightness, that
-#: marks something lying on it (coarse view).
+#: Largest channel difference from the felt, relative to its brightness,
+#: that marks something lying on it (coarse view).
 CANDIDATE_MEAN_CONTRAST = 0.15
 #: Saturation (see :func:`vision.colour.hue_saturation`) of a wink colour.
 CANDIDATE_SATURATION = 0.05
 #: Opponent-chroma distance from the felt's own colour.
 CANDIDATE_CHROMA_STEP = 0.04
 #: Anything fitted larger than this radius is a squidger or a mug, not a wink.
-MAX_WINK_RADIUS_MM = 12.6
+MAX_WINK_RADIUS_MM = 13.0
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
 EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
@@ -353,11 +353,16 @@ def _find_seeds(
     felt_u8 = felt_bgr.astype(np.uint8)
     # Cheap integer contrast first; the colour analysis then runs only on
     # the few percent of pixels that differ from the felt at all.
-    diff = cv2.absdiff(view_bgr, felt_u8)
-    total = cv2.transform(diff, np.ones((1, 3), np.float32))
-    brightness = cv2.transform(felt_u8, np.ones((1, 3), np.float32)) + 3.0
-    rel = cv2.GaussianBlur(total / brightness, (5, 5), 1.0)
-    rows, cols = np.nonzero((rel > CANDIDATE_MEAN_CONTRAST) & view.valid)
+    # The largest channel difference: a yellow wink on cream felt differs
+    # almost only in blue, which a grey conversion would all but ignore.
+    diff = cv2.absdiff(view_bgr, felt_u8).max(axis=2)
+    mean_weights = np.full((1, 3), 1.0 / 3.0, np.float32)
+    brightness = cv2.transform(felt_u8, mean_weights).astype(np.float32) + 3.0
+    rel = cv2.GaussianBlur(diff.astype(np.float32) / brightness, (5, 5), 1.0)
+    # Noisy frames (dark felt, a high-gain webcam) need a higher bar.
+    noise = float(np.median(rel[::4, ::4][view.valid[::4, ::4]])) if view.valid.any() else 0.0
+    threshold = max(CANDIDATE_MEAN_CONTRAST, 5.0 * noise)
+    rows, cols = np.nonzero((rel > threshold) & view.valid)
     label = np.full(view_bgr.shape[:2], -1, dtype=np.int8)
     if len(rows):
         felt_px = felt_bgr[rows, cols]
@@ -440,6 +445,8 @@ class _Rims:
 
     points_mm: FloatArray  # (n, r, 2) on the sampled plane
     weight: FloatArray  # (n, r): 0 no crossing, 1 into felt, less into another wink
+    foreign: npt.NDArray[np.bool_]  # (n, r): the crossing leads into another wink
+    runs_out: FloatArray  # (n,) fraction of rays still in this colour at their end
     wink_colour: FloatArray  # (n, 3) in felt-brightness units
     own_fraction: FloatArray  # (n,) of samples within a small wink's radius: this colour
     felt_fraction: FloatArray  # (n,) ... and plain felt
@@ -505,7 +512,15 @@ def _sample_rims(
         np.einsum("nrsc,nc->nrs", colour - felt[:, None, None, :], direction)
         / ((direction**2).sum(1)[:, None, None])
     )
-    inside = alpha >= 0.5
+    # Another wink's colour ends this wink even where its coverage along
+    # this wink's colour direction stays high (red and yellow share much).
+    other = (
+        (label >= 0)
+        & (label != colour_index[:, None, None])
+        & (sat > CANDIDATE_SATURATION)
+        & (contrast > CANDIDATE_CONTRAST)
+    )
+    inside = (alpha >= 0.5) & ~other
     # The rim is the first fall below 0.5 after the ray has been inside.
     seen = np.maximum.accumulate(inside, axis=2)
     fall = seen[..., :-1] & inside[..., :-1] & ~inside[..., 1:]
@@ -520,11 +535,16 @@ def _sample_rims(
     beyond = np.clip(j[..., None] + np.arange(4, 13), 0, n_s - 1)
     contrast_beyond = np.take_along_axis(contrast, beyond, axis=2)
     clean = contrast_beyond.mean(axis=2) < 0.5 * CANDIDATE_CONTRAST
-    weight = np.where(has, np.where(clean, 1.0, 0.35), 0.0)
+    # Into another wink (not a shadow or the felt's texture).
+    other_beyond = np.take_along_axis(other, beyond, axis=2).mean(axis=2) > 0.3
+    foreign = has & ~clean & other_beyond
+    weight = np.where(has, np.where(clean, 1.0, np.where(foreign, 0.35, 0.6)), 0.0)
     core_all = radii < _SMALL_R - 1.5
     return _Rims(
         points_mm=points,
         weight=weight,
+        foreign=foreign,
+        runs_out=(~has & inside[..., -1]).mean(axis=1),
         wink_colour=wink.astype(np.float64),
         own_fraction=own[..., core_all].mean(axis=(1, 2)),
         felt_fraction=(contrast[..., core_all] < 0.5 * CANDIDATE_CONTRAST).mean(axis=(1, 2)),
@@ -539,16 +559,25 @@ class _Fits:
     large: npt.NDArray[np.bool_]
     size_confidence: FloatArray
     circles: CircleFits  # at the chosen size's radius
+    occluded_fraction: FloatArray  # (n,) of rays whose rim another wink hides
 
 
 def _free_fits(rims: _Rims, seeds_mm: FloatArray) -> CircleFits:
     """Circles with free radius: they measure the size."""
-    return fit_circles(rims.points_mm, rims.weight, seeds_mm, scale_mm=0.8)
+    # Crossings into another wink may be an occluder's outline, inside this
+    # wink's true rim: they would shrink a free circle.
+    weight = np.where(rims.foreign, 0.05 * rims.weight, rims.weight)
+    return fit_circles(rims.points_mm, weight, seeds_mm, scale_mm=0.8)
 
 
-def _clear_rims(free: CircleFits) -> npt.NDArray[np.bool_]:
-    """Free fits whose radius can be trusted: most of the rim seen, tight."""
-    return free.ok & (free.arc_fraction >= 0.6) & (free.rms_mm < 1.2)
+def _clear_rims(free: CircleFits, rims: _Rims) -> npt.NDArray[np.bool_]:
+    """Free fits whose radius can be trusted: most of the rim seen against felt, tight."""
+    return (
+        free.ok
+        & (free.arc_fraction >= 0.6)
+        & (free.rms_mm < 1.2)
+        & (rims.foreign.mean(axis=1) < 0.15)
+    )
 
 
 def estimate_radius_bias(radii_mm: npt.ArrayLike) -> float:
@@ -597,7 +626,7 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
 
     score_small, score_large = score(small), score(large)
     mid_r = 0.5 * (small_r + large_r)
-    free_good = _clear_rims(free)
+    free_good = _clear_rims(free, rims)
     choose_large = np.where(free_good, free.radius_mm > mid_r, score_large > score_small)
     by_score = 1.0 - np.minimum(score_small, score_large) / np.maximum(
         np.maximum(score_small, score_large), 1e-9
@@ -608,9 +637,20 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
         (true_radius > MAX_WINK_RADIUS_MM) | (true_radius < MIN_WINK_RADIUS_MM)
     )
     chosen_ok = np.where(choose_large, large.ok, small.ok)
+    inliers = np.where(choose_large[:, None], large.inliers, small.inliers)
+    arc = np.where(choose_large, large.arc_fraction, small.arc_fraction)
+    # Rays that end on another wink inside the fitted circle: the rim is
+    # hidden there (this wink lies under that one).
+    occluded = (rims.foreign & ~inliers).mean(axis=1)
     ok = (
         chosen_ok
         & ~wrong_size
+        # A wink is bounded: the colour does not run on past a wink's size
+        # in many directions (it does at a mug's or a squidger's edge).
+        & (rims.runs_out <= 0.5)
+        # Its rim is seen, or hidden by another wink; not simply missing.
+        & (arc >= 0.3)
+        & (arc + occluded >= 0.5)
         & (rims.own_fraction >= 0.2)
         & (rims.felt_fraction <= 0.35)
         & ((rims.weight > 0).sum(axis=1) >= 6)
@@ -625,7 +665,13 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
         centre_sigma_mm=np.where(pick, large.centre_sigma_mm, small.centre_sigma_mm),
         ok=ok,
     )
-    return _Fits(ok=ok, large=choose_large, size_confidence=size_conf, circles=circles)
+    return _Fits(
+        ok=ok,
+        large=choose_large,
+        size_confidence=size_conf,
+        circles=circles,
+        occluded_fraction=occluded,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -685,7 +731,7 @@ def detect_winks(
         rims = _sample_rims(image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference)
         free = _free_fits(rims, centres)
         if bias is None:
-            bias = estimate_radius_bias(free.radius_mm[_clear_rims(free)])
+            bias = estimate_radius_bias(free.radius_mm[_clear_rims(free, rims)])
         fits = _fit_rims(rims, centres, free, bias)
         centres = np.where(fits.ok[:, None], fits.circles.centre_mm, centres)
     assert fits is not None and rims is not None and bias is not None  # two passes ran
