@@ -186,6 +186,7 @@ class Tally:
     marginal_right: int = 0
     marginal_flagged: int = 0
     marginal_confident_wrong: int = 0
+    marginal_missed: int = 0
     clear_flagged: int = 0
     images: int = 0
     exact_tiddlies: int = 0
@@ -255,6 +256,7 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
             if w.id in match and low in match:
                 our_pairs.add((match[w.id], match[low]))
     uncertain_gt = {match[w.id] for w in board.winks if w.uncertain and w.id in match}
+    matched_gt = set(match.values())
     considered: set[frozenset[str]] = {frozenset(p) for p in gt_pairs}
     considered |= {frozenset(p) for p in our_pairs}
     for m in scene.marginal_pairs:
@@ -268,6 +270,7 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
         our_call = (a, b) if (a, b) in our_pairs else (b, a) if (b, a) in our_pairs else None
         right = gt_call == our_call
         flagged = a in uncertain_gt and b in uncertain_gt
+        detected = a in matched_gt and b in matched_gt
         if abs(sep) >= CLEAR_MM:
             if gt_call:
                 tally.clear_gt_squops += 1
@@ -280,7 +283,9 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
             tally.marginal += 1
             tally.marginal_right += right
             tally.marginal_flagged += flagged
-            tally.marginal_confident_wrong += (not right) and not flagged
+            # A pair with an undetected wink was never called by the squop logic.
+            tally.marginal_missed += (not right) and not detected
+            tally.marginal_confident_wrong += (not right) and detected and not flagged
     tally.images += 1
     gt_tiddlies = {c: n.tiddlies for c, n in scene.counts.items()}
     tally.exact_tiddlies += board.tiddlies == gt_tiddlies
@@ -297,7 +302,7 @@ def report(name: str, t: Tally) -> str:
     p95 = float(np.percentile(err, 95)) if err else float("nan")
     times = sorted(t.times_ms)
     lines = [
-        f"== {name}: {t.images} images",
+        f"== {name}: {t.images} frames",
         f"detection recall      {_pct(t.matched, t.gt_visible)}",
         f"detection precision   {_pct(t.matched, t.detected)}",
         f"colour accuracy       {_pct(t.colour_right, t.matched)}",
@@ -308,7 +313,8 @@ def report(name: str, t: Tally) -> str:
         f"clear squops precision {_pct(t.clear_called_right, t.clear_called)}",
         f"clear pairs flagged uncertain {t.clear_flagged}",
         f"marginal pairs        {t.marginal}: right {t.marginal_right}, flagged uncertain "
-        f"{t.marginal_flagged}, confidently wrong {_pct(t.marginal_confident_wrong, t.marginal)}",
+        f"{t.marginal_flagged}, confidently wrong {_pct(t.marginal_confident_wrong, t.marginal)}, "
+        f"wrong for a missed wink {t.marginal_missed}",
         f"exact tiddlies        {_pct(t.exact_tiddlies, t.images)}",
         f"time per image ms     median {statistics.median(times):.1f}  max {max(times):.1f}"
         if times

@@ -27,7 +27,14 @@ from rules.board import (
     WinkStatus,
 )
 from vision.detections import WinkDetections
-from vision.squop import K_SIGMA, SquopAnalysis, analyse_squops, nominal_radius_mm, pile_ids
+from vision.squop import (
+    CENTRE_SIGMA_FLOOR_MM,
+    K_SIGMA,
+    SquopAnalysis,
+    analyse_squops,
+    nominal_radius_mm,
+    pile_ids,
+)
 from vision.status import (
     DEFAULT_CORNERS_MM,
     beyond_mat_edge_mm,
@@ -243,7 +250,7 @@ def assemble_board(
         exclude=potted,
     )
     mat_xy = squops.mat_xy_mm
-    sigma = np.asarray(dets.centre_sigma_mm, float)
+    sigma = np.maximum(np.asarray(dets.centre_sigma_mm, float), CENTRE_SIGMA_FLOOR_MM)
 
     # Rule 13: off when any part crosses the mat's edge (wink on the table
     # sits a mat's thickness lower; its plan position barely moves).

@@ -9,7 +9,12 @@ import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize, WinkStatus
-from vision.pipeline import MatNotVisibleError, analyze_frame, prepare_context
+from vision.pipeline import (
+    MatNotVisibleError,
+    StillCameraAnalyzer,
+    analyze_frame,
+    prepare_context,
+)
 
 B, G, R, Y = Colour.BLUE, Colour.GREEN, Colour.RED, Colour.YELLOW
 L, S = WinkSize.LARGE, WinkSize.SMALL
@@ -129,3 +134,29 @@ def test_frame_of_another_size_is_refused(frame) -> None:  # type: ignore[no-unt
     camera, image, dets = frame
     with pytest.raises(ValueError, match="calibrate"):
         analyze_frame(image[:500], camera, detections=dets)
+
+
+def test_still_camera_reuses_an_unchanged_frame_and_notices_a_moved_wink(frame) -> None:  # type: ignore[no-untyped-def]
+    camera, image, _ = frame
+    moved = [SceneWink(G, S, 340.0, -200.0)] + SCENE[:3] + SCENE[4:]
+    calls = []
+
+    def detector(image_bgr, camera_model, **_kw):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return detections_for(camera_model, SCENE if len(calls) == 1 else moved)
+
+    analyzer = StillCameraAnalyzer(camera, detector=detector)
+    first = analyzer.analyze(image)
+    rng = np.random.default_rng(3)
+    noisy = np.clip(image.astype(int) + rng.integers(-1, 2, image.shape), 0, 255).astype(np.uint8)
+    again = analyzer.analyze(noisy)
+    assert again.timings_ms.get("reused") == 1.0
+    assert again.board == first.board
+    assert len(calls) == 1
+    # A wink moved 40 mm: analysed afresh, and it keeps its id (tracked by position
+    # within 30 mm fails, so it is matched by the free id of its colour and size).
+    third = analyzer.analyze(render(camera, moved))
+    assert len(calls) == 2
+    assert "reused" not in third.timings_ms
+    green_small = [w for w in third.board.of_colour(G) if w.x_mm is not None and w.size is S]
+    assert [round(w.x_mm) for w in green_small] == [340]
