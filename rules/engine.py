@@ -653,6 +653,8 @@ class Game:
             choice="accept",
             expected=s.turn.value,
         )
+        # 23.3 (i) may still send every wink back to this moment.
+        s.turn_snapshot = s.copy()
         s.slot = s.turn
         s.turn = colour
         s.wrong_turn = True
@@ -662,9 +664,14 @@ class Game:
     # ---- fouls and interference (23, 24) -------------------------------------
 
     def _undo_wrong_turn(self, colour: Colour) -> None:
-        """Rule 23.3 (i): every wink goes back to the start of the turn; the right colour plays."""
+        """Rule 23.3 (i): every wink goes back to the start of the turn; the right colour plays.
+
+        On the wrong shot itself nothing has been applied yet, so its board is
+        simply ignored; later in a wrong turn (after a pot) the state goes back
+        to the moment the wrong colour started playing.
+        """
         s = self._s
-        snap = s.turn_snapshot
+        snap = s.turn_snapshot if s.wrong_turn else None
         due = snap.turn if snap is not None else s.turn
         self._emit(
             EventType.WRONG_COLOUR,

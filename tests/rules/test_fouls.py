@@ -102,3 +102,20 @@ def test_deliberate_interference_ends_the_game_seven_nil() -> None:
     assert result.ended_by is EndedBy.INTERFERENCE
     assert result.score == {Partnership.BLUE_RED: 7, Partnership.GREEN_YELLOW: 0}
     assert p.types()[-2:] == ["interference", "game_end"]
+
+
+def test_a_wrong_colour_in_the_middle_of_a_turn_keeps_the_earlier_shots() -> None:
+    # Rule 23.3 (i): red plays blue's extra shot; only red's shot goes back, blue's pot stays.
+    p = Play(make_board(free=["blue-L1", "blue-L2", "red-L1", "green-L1"]))
+    p.shot("blue", pot="blue-L1")
+    p.shot(
+        "red",
+        event={"type": "wrong_colour", "choice": "replay"},
+        keep_board=True,
+        squop={"red-L1": "green-L1"},
+    )
+    assert p.game.board.wink("blue-L1").status is WinkStatus.POTTED
+    assert p.game.board.wink("green-L1").status is WinkStatus.FREE
+    assert p.next_colour == "blue"
+    p.shot("blue", play={"blue-L2": (10.0, 200.0)})
+    assert p.next_colour == "green"
