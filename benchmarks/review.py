@@ -2,8 +2,14 @@
 
 For every ``closeup_*.jpg`` with its ``.json`` in the given folders (default:
 ``/work/shared/scenes`` and ``sample_images``), the disputed pair is reviewed
-with the default pair choice, and also named with ``--near`` at the true
-contact point, so a wrong default choice does not hide the measurement.
+as an umpire would ask for it: ``--near`` the midpoint of the two winks'
+true image centres. With ``--default-pair`` the program picks the pair itself
+(closest close pair to the photo's centre), which tests that choice too.
+
+Some generated pile photos are drawn in painter's order by centre height, so
+where the true upper wink's centre is lower than the lower wink's, the photo
+shows the opposite of the truth; those rows are marked
+``image_contradicts_truth`` and counted separately as well.
 
 Prints per photo: truth (plan_gap_mm, squop, upper) against the verdict, and
 then the rate right on pairs with |gap| >= 0.3 mm, the wrong calls that were
@@ -11,7 +17,7 @@ not "too close to call", and the median time per photo.
 
 Usage::
 
-    .venv/bin/python benchmarks/review.py [FOLDER ...]
+    .venv/bin/python benchmarks/review.py [--default-pair] [FOLDER ...]
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ def _truth_ids_for(verdict_ids: tuple[str, str], verdict, gt: dict) -> dict[str,
     return out
 
 
-def main(folders: list[Path]) -> int:
+def main(folders: list[Path], default_pair: bool) -> int:
     rows = []
     times = []
     for folder in folders:
@@ -56,18 +62,28 @@ def main(folders: list[Path]) -> int:
             disputed = gt.get("disputed")
             if not disputed:
                 continue
+            by_id = {w["id"]: w for w in gt["winks"]}
+            pc = [by_id[i]["pixel_centre"] for i in disputed["ids"]]
+            near = ((pc[0][0] + pc[1][0]) / 2, (pc[0][1] + pc[1][1]) / 2)
             t0 = time.perf_counter()
             image = cv2.imread(str(jpg))
             try:
-                verdict = review_photo(image)
+                verdict = review_photo(image, near_xy_px=None if default_pair else near)
                 err = None
             except ValueError as exc:
                 verdict, err = None, str(exc)
             times.append(time.perf_counter() - t0)
             truth_gap = float(disputed["plan_gap_mm"])
             truth_squop = bool(disputed["squop"])
+            painter = bool(
+                disputed["squop"]
+                and by_id[disputed["upper"]]["centre_mm"][2]
+                < by_id[disputed["lower"]]["centre_mm"][2]
+            )
             row = {
                 "photo": jpg.name,
+                "kind": disputed.get("kind"),
+                "image_contradicts_truth": painter,
                 "pair": disputed["ids"],
                 "gap": truth_gap,
                 "squop": truth_squop,
@@ -111,6 +127,12 @@ def main(folders: list[Path]) -> int:
             " (target >= 95%)"
         )
     print(f"wrong calls not 'too close to call': {wrong} (target 0)")
+    contra = [r for r in rows if r["image_contradicts_truth"]]
+    if contra:
+        print(
+            f"of which on photos whose drawing order contradicts the truth: "
+            f"{sum(r['result'] == 'WRONG' for r in contra)} (of {len(contra)} such photos)"
+        )
     print(f"too close to call: {sum(r['result'] == 'too close' for r in rows)}")
     print(f"wrong pair or error: {sum(r['result'] in ('wrong pair', 'error') for r in rows)}")
     if times:
@@ -126,5 +148,6 @@ def main(folders: list[Path]) -> int:
 
 
 if __name__ == "__main__":
-    args = [Path(a) for a in sys.argv[1:]] or DEFAULT_FOLDERS
-    raise SystemExit(main(args))
+    default = "--default-pair" in sys.argv
+    args = [Path(a) for a in sys.argv[1:] if not a.startswith("--")] or DEFAULT_FOLDERS
+    raise SystemExit(main(args, default))

@@ -145,17 +145,50 @@ def fit_circle(points_xy: FloatArray) -> tuple[FloatArray, float, float]:
 
 
 def rim_heights_mm(
-    plane_xy_mm: FloatArray, centre_xy_mm: FloatArray, base_mm: float, thickness_mm: float
+    plane_xy_mm: FloatArray,
+    centre_xy_mm: FloatArray,
+    base_mm: float | FloatArray,
+    thickness_mm: float,
 ) -> FloatArray:
-    """Height of each silhouette point of a flat wink whose underside is at ``base_mm``.
+    """Height of each silhouette point of a wink whose underside is at ``base_mm``.
 
     Seen from above at an angle, the outline on the side facing the camera is
     the wink's lower rim and on the far side its upper rim. The camera's foot
-    is the origin of plane coordinates.
+    is the origin of plane coordinates. ``base_mm`` may vary per point (a
+    leaning wink).
     """
     towards_camera = -centre_xy_mm
     near = (plane_xy_mm - centre_xy_mm) @ towards_camera > 0
-    return np.where(near, base_mm, base_mm + thickness_mm)
+    base = np.broadcast_to(np.asarray(base_mm, dtype=np.float64), (len(plane_xy_mm),))
+    return np.where(near, base, base + thickness_mm)
+
+
+@dataclass(frozen=True)
+class Support:
+    """How a wink rests: its underside height along one direction in plan.
+
+    ``flat`` winks lie level at ``height_mm`` (0 on the mat, about one wink's
+    thickness on another wink). A ``leaning`` wink has its far edge on the mat
+    and rises linearly to ``height_mm`` at its edge towards ``towards_xy_mm``
+    (it leans on the wink there).
+    """
+
+    height_mm: float = 0.0
+    leaning: bool = False
+    towards_xy_mm: tuple[float, float] | None = None
+
+    def underside_mm(
+        self, plane_xy_mm: FloatArray, centre_xy_mm: FloatArray, radius_mm: float
+    ) -> FloatArray:
+        """(n,) underside height below each plan point."""
+        if not self.leaning or self.towards_xy_mm is None:
+            return np.full(len(plane_xy_mm), self.height_mm)
+        u = np.asarray(self.towards_xy_mm) - centre_xy_mm
+        norm = float(np.linalg.norm(u))
+        if norm < 1e-9:
+            return np.full(len(plane_xy_mm), self.height_mm)
+        along = (plane_xy_mm - centre_xy_mm) @ (u / norm)
+        return np.asarray(self.height_mm * np.clip((along + radius_mm) / (2 * radius_mm), 0, 1))
 
 
 def fit_circle_known_radius(
@@ -182,20 +215,26 @@ def fit_wink_circle(
     base_mm: float = 0.0,
     thickness_mm: float = WINK_THICKNESS_MM,
     radius_mm: float | None = None,
+    support: Support | None = None,
 ) -> tuple[FloatArray, float, float]:
-    """Plan-view circle of a flat wink from its image rim: centre (2,) mm, radius mm, rms mm.
+    """Plan-view circle of a wink from its image rim: centre (2,) mm, radius mm, rms mm.
 
+    Each rim point is cut with the plane at the height it really has (lower
+    or upper rim, raised or leaning wink), which removes the parallax.
     With ``radius_mm`` given, only the centre is fitted (for partly hidden rims).
     """
-    pts = plane.to_plane(rim_image_px, base_mm + thickness_mm / 2)
+    support = support or Support(height_mm=base_mm)
+    pts = plane.to_plane(rim_image_px, support.height_mm + thickness_mm / 2)
     centre, radius, rms = fit_circle(pts)
-    for _ in range(2):
-        heights = rim_heights_mm(
-            plane.to_plane(rim_image_px, base_mm), centre, base_mm, thickness_mm
-        )
+    r_model = radius_mm if radius_mm is not None else radius
+    for _ in range(3):
+        flat = plane.to_plane(rim_image_px, support.height_mm)
+        base = support.underside_mm(flat, centre, r_model)
+        heights = rim_heights_mm(plane.to_plane(rim_image_px, base), centre, base, thickness_mm)
         pts = plane.to_plane(rim_image_px, heights)
         if radius_mm is None:
             centre, radius, rms = fit_circle(pts)
+            r_model = radius
         else:
             centre, rms = fit_circle_known_radius(pts, radius_mm, centre)
             radius = radius_mm
@@ -207,6 +246,7 @@ def estimate_plane(
     rims_image_px: list[FloatArray],
     *,
     diameters_mm: list[float] | None = None,
+    thickness_mm: float = WINK_THICKNESS_MM,
 ) -> MatPlane:
     """The mat plane that makes the given wink rims circles.
 
@@ -228,39 +268,58 @@ def estimate_plane(
         raise RectificationError("no wink rims to rectify the mat plane from")
     subsample = [r[:: max(1, len(r) // 150)] for r in rims_image_px]
 
-    def circularity(params: FloatArray) -> FloatArray:
-        plane = MatPlane(intrinsics, _normal_from_angles(params[0], params[1]), 1.0)
+    def circularity(params: FloatArray, distance_mm: float | None) -> FloatArray:
+        plane = MatPlane(intrinsics, _normal_from_angles(params[0], params[1]), distance_mm or 1.0)
         res = []
         for rim in subsample:
-            p = plane.to_plane(rim)
+            p = plane.to_plane(rim, 0.0 if distance_mm is None else thickness_mm / 2)
             c, r, _ = fit_circle(p)
+            if distance_mm is not None:
+                # The outline is the lower rim on the camera's side, the upper rim beyond.
+                p = plane.to_plane(rim, rim_heights_mm(p, c, 0.0, thickness_mm))
+                c, r, _ = fit_circle(p)
             res.append((np.hypot(p[:, 0] - c[0], p[:, 1] - c[1]) - r) / r)
         return np.concatenate(res)
 
-    best = None
-    for tilt0, az0 in _initial_normals(intrinsics, rims_image_px):
-        sol = optimize.least_squares(
+    def solve(x0: list[float], distance_mm: float | None, nfev: int) -> optimize.OptimizeResult:
+        return optimize.least_squares(
             circularity,
-            x0=[tilt0, az0],
-            bounds=([0.0, az0 - 4.0], [1.25, az0 + 4.0]),
+            x0=x0,
+            args=(distance_mm,),
+            bounds=([0.0, x0[1] - 4.0], [1.25, x0[1] + 4.0]),
             method="trf",
             loss="soft_l1",
             f_scale=0.003,
-            max_nfev=40,
+            max_nfev=nfev,
         )
+
+    best = None
+    for tilt0, az0 in _initial_normals(intrinsics, rims_image_px):
+        sol = solve([tilt0, az0], None, 40)
         if best is None or sol.cost < best.cost:
             best = sol
     assert best is not None
+
+    def scale(params: FloatArray) -> float:
+        unit = MatPlane(intrinsics, _normal_from_angles(params[0], params[1]), 1.0)
+        radii = np.array([fit_circle(unit.to_plane(r))[1] for r in subsample])
+        sizes = diameters_mm if diameters_mm is not None else assign_diameters_mm(radii)
+        return float(np.median(np.asarray(sizes) / 2 / radii))
+
+    distance = scale(best.x)
+    # Once the scale is known, the wink's thickness can be allowed for.
+    best = solve(list(best.x), distance, 30)
     normal = _normal_from_angles(best.x[0], best.x[1])
-    unit = MatPlane(intrinsics, normal, 1.0)
-    radii = np.array([fit_circle(unit.to_plane(r))[1] for r in subsample])
-    if diameters_mm is None:
-        diameters_mm = assign_diameters_mm(radii)
-    distance = float(np.median(np.asarray(diameters_mm) / 2 / radii))
+    distance = scale(best.x)
     plane = MatPlane(intrinsics, normal, distance)
-    # Refine the scale with the rim heights (the outline is partly the lower rim).
-    fitted = [fit_wink_circle(plane, r)[1] for r in subsample]
-    distance *= float(np.median(np.asarray(diameters_mm) / 2 / np.asarray(fitted)))
+    fitted = np.array([fit_wink_circle(plane, r, thickness_mm=thickness_mm)[1] for r in subsample])
+    unit = MatPlane(intrinsics, normal, 1.0)
+    sizes = (
+        diameters_mm
+        if diameters_mm is not None
+        else assign_diameters_mm([fit_circle(unit.to_plane(r))[1] for r in subsample])
+    )
+    distance *= float(np.median(np.asarray(sizes) / 2 / fitted))
     return MatPlane(intrinsics, normal, distance)
 
 

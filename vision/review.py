@@ -21,16 +21,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
 from rules.board import LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM, WINK_THICKNESS_MM
-from vision.closeup import CloseupWink, ImageEllipse, find_closeup_winks
+from vision.closeup import CloseupWink, ImageEllipse, NoWinksFoundError, find_closeup_winks
 from vision.closeup_geometry import (
     DEFAULT_HFOV_DEG,
     MatPlane,
     PinholeIntrinsics,
     RectificationError,
+    Support,
     estimate_plane,
     fit_wink_circle,
 )
@@ -172,9 +174,11 @@ def _nearest_diameter(d_mm: float) -> float:
 # --------------------------------------------------------------------------
 
 
-def _plan_centre(plane: MatPlane, w: CloseupWink, diameter_mm: float, base_mm: float) -> FloatArray:
+def _plan_centre(
+    plane: MatPlane, w: CloseupWink, diameter_mm: float, support: Support | None = None
+) -> FloatArray:
     radius = diameter_mm / 2 if w.rim_visible_fraction < 0.9 else None
-    centre, _, _ = fit_wink_circle(plane, w.rim_image_px, base_mm=base_mm, radius_mm=radius)
+    centre, _, _ = fit_wink_circle(plane, w.rim_image_px, radius_mm=radius, support=support)
     return centre
 
 
@@ -184,27 +188,64 @@ def _gap(
     b: CloseupWink,
     da: float,
     db: float,
-    base_a: float,
-    base_b: float,
+    support_a: Support | None = None,
+    support_b: Support | None = None,
 ) -> float:
-    ca = _plan_centre(plane, a, da, base_a)
-    cb = _plan_centre(plane, b, db, base_b)
+    ca = _plan_centre(plane, a, da, support_a)
+    cb = _plan_centre(plane, b, db, support_b)
     return float(np.hypot(*(ca - cb)) - da / 2 - db / 2)
 
 
-def occluder(a: CloseupWink, b: CloseupWink) -> CloseupWink | None:
-    """The wink whose rim runs on across the other's outline, if either does.
+def _rim_contrast(lab: FloatArray, ellipse: ImageEllipse, other: ImageEllipse) -> tuple[float, int]:
+    """Mean colour step across ``ellipse``'s rim where it runs inside ``other``, and how many samples.
 
-    Where two winks overlap in the image, the one in front shows its whole
-    rim; the one behind has none there.
+    The rim of the wink in front is a real edge there; the hidden rim of the
+    wink behind runs through the other's uniform top face and shows none.
+    """
+    pts = ellipse.points(720)
+    inside = other.contains(pts, margin_px=-3.0)
+    if inside.sum() < 4:
+        return 0.0, 0
+    pts = pts[inside]
+    centre = np.asarray(ellipse.centre_xy_px)
+    normal = pts - centre
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-9)
+    outer = pts + 4.0 * normal
+    inner = pts - 4.0 * normal
+    h, w = lab.shape[:2]
+
+    def sample(q: FloatArray) -> FloatArray:
+        x = np.clip(np.round(q[:, 0]).astype(int), 0, w - 1)
+        y = np.clip(np.round(q[:, 1]).astype(int), 0, h - 1)
+        return np.asarray(lab[y, x], dtype=np.float64)
+
+    step = np.linalg.norm(sample(outer) - sample(inner), axis=1)
+    return float(np.median(step)), int(inside.sum())
+
+
+def occluder(a: CloseupWink, b: CloseupWink, lab: FloatArray | None = None) -> CloseupWink | None:
+    """The wink in front where the two overlap in the image, if the photo shows it.
+
+    First the rim points: the wink in front has its whole rim found, the one
+    behind has none inside the other. When that is unclear (winks of one
+    colour), the colour step across each rim inside the other decides.
     """
     a_in_b = int(b.ellipse.contains(a.rim_image_px, margin_px=-2.0).sum())
     b_in_a = int(a.ellipse.contains(b.rim_image_px, margin_px=-2.0).sum())
-    if max(a_in_b, b_in_a) < 8:
+    if max(a_in_b, b_in_a) >= 8:
+        if a_in_b >= 3 * max(b_in_a, 1):
+            return a
+        if b_in_a >= 3 * max(a_in_b, 1):
+            return b
+    if lab is None:
         return None
-    if a_in_b >= 2 * b_in_a:
+    ca, na = _rim_contrast(lab, a.ellipse, b.ellipse)
+    cb, nb = _rim_contrast(lab, b.ellipse, a.ellipse)
+    if min(na, nb) < 4:
+        return None
+    if ca > 2.0 * cb and ca > 6.0:
         return a
-    if b_in_a >= 2 * a_in_b:
+    if cb > 2.0 * ca and cb > 6.0:
         return b
     return None
 
@@ -213,7 +254,7 @@ def candidate_pairs(
     plane: MatPlane, winks: tuple[CloseupWink, ...], sizes: list[float]
 ) -> list[tuple[int, int, float]]:
     """Index pairs with a flat plan-view gap under :data:`CANDIDATE_GAP_MM`, and the gap."""
-    centres = [_plan_centre(plane, w, d, 0.0) for w, d in zip(winks, sizes, strict=True)]
+    centres = [_plan_centre(plane, w, d) for w, d in zip(winks, sizes, strict=True)]
     out = []
     for i in range(len(winks)):
         for j in range(i + 1, len(winks)):
@@ -289,23 +330,47 @@ def _overlap_estimate(
     da: float,
     db: float,
     top: CloseupWink | None,
-) -> tuple[float, bool, str]:
-    """Plan overlap (mm) under the best supported heights, whether the top wink is raised, why."""
-    g0 = _gap(plane, a, b, da, db, 0.0, 0.0)
+) -> tuple[float, float, bool, str]:
+    """Plan overlap (mm), its support-model sigma, whether the top wink is raised, and why.
+
+    The top wink may lie flat on the other or lean on its edge with the far
+    edge on the mat; a photo rarely tells which (a tilt of a few degrees
+    barely changes the outline), so both are computed and their difference
+    counts as uncertainty.
+    """
+    g0 = _gap(plane, a, b, da, db)
     if top is None:
-        return -g0, False, "neither wink covers the other in the photo: both taken as on the mat"
-    base_a = WINK_THICKNESS_MM if top is a else 0.0
-    base_b = WINK_THICKNESS_MM if top is b else 0.0
-    g1 = _gap(plane, a, b, da, db, base_a, base_b)
+        return -g0, 0.0, False, "neither wink covers the other in the photo: both on the mat"
     other = b if top is a else a
-    top_c = _plan_centre(plane, top, da if top is a else db, 0.0)
-    other_c = _plan_centre(plane, other, db if top is a else da, 0.0)
+    d_top, d_other = (da, db) if top is a else (db, da)
+    top_c = _plan_centre(plane, top, d_top)
+    other_c = _plan_centre(plane, other, d_other)
     # The camera looks straight down on the plane's origin: the farther wink
     # can only cover the nearer one if it is raised.
     top_is_far = float(np.hypot(*top_c)) > float(np.hypot(*other_c))
-    if top_is_far or g0 < 0:
-        return -g1, True, f"{top.id} covers {other.id}: taken as lying on it (raised)"
-    return -g0, False, f"{top.id} covers {other.id} only by perspective: both on the mat"
+    if not (top_is_far or g0 < 0):
+        return -g0, 0.0, False, f"{top.id} covers {other.id} only by perspective: both on the mat"
+    towards = (float(other_c[0]), float(other_c[1]))
+    gaps = []
+    for support in (
+        Support(height_mm=WINK_THICKNESS_MM),
+        Support(height_mm=WINK_THICKNESS_MM, leaning=True, towards_xy_mm=towards),
+    ):
+        ct = _plan_centre(plane, top, d_top, support)
+        gaps.append(float(np.hypot(*(ct - other_c)) - d_top / 2 - d_other / 2))
+    overlap = -float(np.mean(gaps))
+    return overlap, abs(gaps[0] - gaps[1]) / 2, True, f"{top.id} is on {other.id} (raised)"
+
+
+def _lab_near(image_bgr: npt.NDArray[np.uint8], a: CloseupWink, b: CloseupWink) -> FloatArray:
+    """CIELAB of the image; only the pair's neighbourhood is converted, the rest left zero."""
+    pts = np.vstack([a.ellipse.points(90), b.ellipse.points(90)])
+    h, w = image_bgr.shape[:2]
+    x0, y0 = (np.maximum(pts.min(axis=0) - 10, 0)).astype(int)
+    x1, y1 = (np.minimum(pts.max(axis=0) + 10, [w, h])).astype(int)
+    lab = np.zeros(image_bgr.shape, dtype=np.float32)
+    lab[y0:y1, x0:x1] = cv2.cvtColor(image_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB)
+    return lab
 
 
 def review_photo(
@@ -325,8 +390,6 @@ def review_photo(
     height, width = image_bgr.shape[:2]
     found = usable_winks(find_closeup_winks(image_bgr, seed=seed))
     if not found:
-        from vision.closeup import NoWinksFoundError
-
         raise NoWinksFoundError(
             "no winks found in the photo (nothing with a wink's colour and a clean round rim)"
         )
@@ -336,8 +399,9 @@ def review_photo(
     i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
     a, b = winks[i], winks[j]
     da, db = sizes[i], sizes[j]
-    top = occluder(a, b)
-    overlap, raised, why = _overlap_estimate(plane, a, b, da, db, top)
+    lab = _lab_near(image_bgr, a, b)
+    top = occluder(a, b, lab)
+    overlap, sigma_support, raised, why = _overlap_estimate(plane, a, b, da, db, top)
 
     # Uncertainty 1: rim fits, by resampling the rim points.
     rng = np.random.default_rng(seed)
@@ -372,7 +436,9 @@ def review_photo(
     if len(set(sizes)) == 1:
         sigma_size = abs(overlap) * (1 - SMALL_WINK_DIAMETER_MM / LARGE_WINK_DIAMETER_MM) / 2
         notes.append("all winks in view look the same size: the scale rests on that guess")
-    sigma = math.sqrt(sigma_fit**2 + sigma_fov**2 + sigma_size**2 + MODEL_SIGMA_MM**2)
+    sigma = math.sqrt(
+        sigma_fit**2 + sigma_fov**2 + sigma_size**2 + sigma_support**2 + MODEL_SIGMA_MM**2
+    )
     uncertainty = COVERAGE_SIGMA * sigma
     squopped = decide(overlap, uncertainty)
     upper = lower = None
@@ -387,7 +453,7 @@ def review_photo(
             id=w.id,
             colour=None if w.colour is None else w.colour.value,
             ellipse=w.ellipse,
-            plan_xy_mm=tuple(float(v) for v in _plan_centre(plane, w, d, 0.0)),  # type: ignore[arg-type]
+            plan_xy_mm=tuple(float(v) for v in _plan_centre(plane, w, d)),  # type: ignore[arg-type]
             diameter_mm=d,
             rim_visible_fraction=w.rim_visible_fraction,
         )

@@ -1,0 +1,164 @@
+"""The umpire's review on synthetic close-ups with analytic answers.
+
+Two discs (a large and a small wink, 1.6 mm thick) are drawn through a known
+pinhole camera tilted over the mat: the silhouette of each disc is the hull
+of its top and bottom rims, the side darker than the top, the upper wink drawn
+last. The plan-view overlap is then ``r1 + r2 - |c1 - c2|`` exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.closeup import NoWinksFoundError, find_closeup_winks
+from vision.closeup_geometry import PinholeIntrinsics, estimate_plane
+from vision.review import (
+    NoCandidatePairError,
+    PairNotFoundError,
+    combine,
+    decide,
+    review_photo,
+)
+
+WIDTH, HEIGHT = 1600, 1200
+THICKNESS_MM = 1.6
+FELT_BGR = (150, 160, 165)
+
+
+def _camera(tilt_deg: float, distance_mm: float, hfov_deg: float = 66.0):
+    """World (mat) to camera: looking at the origin from ``distance_mm``, tilted about x."""
+    intr = PinholeIntrinsics.from_hfov(WIDTH, HEIGHT, hfov_deg)
+    t = math.radians(tilt_deg)
+    # Camera on the -y side, looking down and forward at the origin.
+    centre = np.array([0.0, -distance_mm * math.sin(t), distance_mm * math.cos(t)])
+    forward = -centre / np.linalg.norm(centre)
+    right = np.array([1.0, 0.0, 0.0])
+    down = np.cross(forward, right)
+    rot = np.vstack([right, down, forward])
+    return intr, rot, -rot @ centre
+
+
+def _project(intr, rot, trans, pts):
+    cam = pts @ rot.T + trans
+    return np.column_stack(
+        [
+            intr.focal_px * cam[:, 0] / cam[:, 2] + intr.principal_xy_px[0],
+            intr.focal_px * cam[:, 1] / cam[:, 2] + intr.principal_xy_px[1],
+        ]
+    )
+
+
+def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0):
+    """Draw discs ``(x_mm, y_mm, base_mm, diameter_mm, bgr)`` in order (last on top)."""
+    intr, rot, trans = _camera(tilt_deg, distance_mm)
+    ss = 4  # supersampling for sub-pixel edges
+    img = np.zeros((HEIGHT * ss, WIDTH * ss, 3), np.uint8)
+    img[:] = FELT_BGR
+    t = np.linspace(0, 2 * np.pi, 720, endpoint=False)
+    for x, y, base, diameter, bgr in discs:
+        r = diameter / 2
+        ring = np.column_stack([x + r * np.cos(t), y + r * np.sin(t)])
+        bottom = _project(intr, rot, trans, np.column_stack([ring, np.full(len(t), base)]))
+        top = _project(
+            intr, rot, trans, np.column_stack([ring, np.full(len(t), base + THICKNESS_MM)])
+        )
+        hull = cv2.convexHull(np.vstack([bottom, top]).astype(np.float32))
+        side = tuple(int(0.6 * c) for c in bgr)
+        cv2.fillPoly(img, [np.round(hull.reshape(-1, 2) * ss).astype(np.int32)], side)
+        cv2.fillPoly(img, [np.round(top * ss).astype(np.int32)], bgr)
+    img = cv2.resize(img, (WIDTH, HEIGHT), interpolation=cv2.INTER_AREA)
+    noise = np.random.default_rng(seed).normal(0, 2.0, img.shape)
+    return np.clip(img + noise, 0, 255).astype(np.uint8)
+
+
+RED = (40, 40, 200)
+BLUE = (170, 60, 30)
+
+
+def _pair(overlap_mm, *, upper_raised=False, tilt_deg=0.0):
+    """A large red wink at the origin and a small blue one ``overlap_mm`` into it along +x."""
+    x_blue = 11.0 + 8.0 - overlap_mm
+    base = THICKNESS_MM if upper_raised else 0.0
+    return render([(0.0, 0.0, 0.0, 22.0, RED), (x_blue, 0.0, base, 16.0, BLUE)], tilt_deg)
+
+
+def test_finds_both_winks_with_their_colours():
+    winks = find_closeup_winks(_pair(-2.0))
+    colours = sorted(w.colour.value for w in winks)
+    assert colours == ["blue", "red"]
+    assert all(w.fit_rms_px < 0.5 for w in winks)
+
+
+def test_rectification_recovers_the_tilt_of_the_plane():
+    image = _pair(-2.0, tilt_deg=30.0)
+    winks = find_closeup_winks(image)
+    intr = PinholeIntrinsics.from_hfov(WIDTH, HEIGHT, 66.0)
+    plane = estimate_plane(intr, [w.rim_image_px for w in winks], diameters_mm=[22.0, 16.0])
+    assert plane.tilt_deg == pytest.approx(30.0, abs=3.0)
+
+
+@pytest.mark.parametrize(
+    ("overlap_mm", "raised", "tilt_deg", "expected"),
+    [
+        (-1.0, False, 0.0, False),  # a clear 1 mm gap, camera straight down
+        (-0.8, False, 30.0, False),  # a gap seen at 30 degrees: the near wink hides part of the far
+        (1.0, True, 0.0, True),  # blue lies 1 mm onto red, straight down
+        (1.0, True, 30.0, True),  # the same squop at 30 degrees: parallax of the raised wink
+    ],
+)
+def test_verdict_matches_the_analytic_overlap(overlap_mm, raised, tilt_deg, expected):
+    verdict = review_photo(_pair(overlap_mm, upper_raised=raised, tilt_deg=tilt_deg))
+    assert verdict.squopped is expected
+    assert verdict.overlap_mm == pytest.approx(overlap_mm, abs=max(0.3, verdict.uncertainty_mm))
+    if expected:
+        blue = next(w.id for w in verdict.winks if w.colour == "blue")
+        assert verdict.upper == blue
+
+
+def test_a_hair_of_a_gap_is_too_close_to_call():
+    verdict = review_photo(_pair(-0.03))
+    assert verdict.squopped is None
+    assert abs(verdict.overlap_mm) <= verdict.uncertainty_mm
+    assert verdict.uncertainty_mm > 0
+
+
+@pytest.mark.parametrize(
+    ("overlap_mm", "uncertainty_mm", "expected"),
+    [
+        (0.5, 0.2, True),  # clearly overlapping
+        (-0.5, 0.2, False),  # clearly apart
+        (0.1, 0.2, None),  # inside the uncertainty: too close to call
+        (-0.2, 0.2, None),  # on the edge of the uncertainty: still too close
+    ],
+)
+def test_decide_never_tosses_a_coin(overlap_mm, uncertainty_mm, expected):
+    assert decide(overlap_mm, uncertainty_mm) is expected
+
+
+def test_two_agreeing_photos_narrow_the_uncertainty():
+    first = review_photo(_pair(-1.0))
+    second = review_photo(_pair(-1.0, tilt_deg=25.0))
+    both = combine(first, second)
+    assert both.uncertainty_mm <= min(first.uncertainty_mm, second.uncertainty_mm) + 1e-9
+    assert both.squopped is False
+
+
+def test_photo_without_winks_is_a_clear_error():
+    felt = np.full((HEIGHT, WIDTH, 3), FELT_BGR, np.uint8)
+    with pytest.raises(NoWinksFoundError, match="no winks"):
+        review_photo(felt)
+
+
+def test_winks_far_apart_are_no_candidate_pair():
+    image = render([(-20.0, 0.0, 0.0, 22.0, RED), (20.0, 0.0, 0.0, 16.0, BLUE)])
+    with pytest.raises(NoCandidatePairError, match="--pair"):
+        review_photo(image)
+
+
+def test_unknown_pair_ids_are_named_in_the_error():
+    with pytest.raises(PairNotFoundError, match="W7"):
+        review_photo(_pair(-1.0), pair=("W1", "W7"))
