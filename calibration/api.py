@@ -1,0 +1,295 @@
+"""The public entry points: :func:`calibrate`, :func:`find_mat`, :func:`load_image`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from calibration.camera import CameraModel
+from calibration.colour import read_corner_colours
+from calibration.fit import MAT_CORNERS_MM, baseline_segment_mm, mapping_sigma_mm
+from calibration.mat import (
+    MIN_IMAGE_SIDE_PX,
+    CalibrationFailure,
+    FailureReason,
+    _clockwise,
+    find_mat_quad,
+)
+from calibration.pipeline import PipelineResult, fit_from_outline, image_lab_float
+from calibration.result import (
+    BadCornersError,
+    BaselineResult,
+    Calibration,
+    ImageTooSmallError,
+    MatPartlyOutOfFrameError,
+    NoMatFoundError,
+    UnreadableImageError,
+)
+from rules.board import POT_HEIGHT_MM
+
+FloatArray = npt.NDArray[np.float64]
+UInt8Array = npt.NDArray[np.uint8]
+
+#: A fit whose points miss their lines by more than this (RMS, px) is rejected.
+MAX_RMS_PX = 2.0
+#: Fewer edge points than this fraction of those sampled means the edges were not seen.
+MIN_EDGE_FRACTION = 0.35
+
+
+@dataclass(frozen=True, eq=False)
+class MatFit:
+    """The mat found in an image: sub-pixel corners and the camera fitted to its edges.
+
+    Parameters
+    ----------
+    corners_image_xy_px : (4, 2) ndarray
+        Corners (-x,-y), (+x,-y), (+x,+y), (-x,+y) of the calibration frame
+        (which may be the canonical frame turned through 180 degrees).
+    camera : CameraModel
+    pipeline : PipelineResult
+        The fit's details (residuals, baselines).
+    """
+
+    corners_image_xy_px: FloatArray
+    camera: CameraModel
+    pipeline: PipelineResult
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def load_image(path: str | Path) -> UInt8Array:
+    """Read an image file as BGR uint8.
+
+    Raises
+    ------
+    UnreadableImageError
+        When the file is missing or not a readable image.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise UnreadableImageError(f"cannot read image {str(p)!r}: no such file")
+    data = np.fromfile(str(p), dtype=np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if image is None:
+        raise UnreadableImageError(
+            f"cannot read image {str(p)!r}: not a readable image (corrupt or unsupported format); "
+            "save it again as JPEG or PNG"
+        )
+    return np.asarray(image, np.uint8)
+
+
+def _check_image(image_bgr: object) -> UInt8Array:
+    arr = np.asarray(image_bgr)
+    if arr.ndim == 2:
+        arr = cv2.cvtColor(arr.astype(np.uint8), cv2.COLOR_GRAY2BGR)
+    if arr.ndim != 3 or arr.shape[2] != 3:
+        raise UnreadableImageError(
+            f"expected a colour image of shape (H, W, 3), but got shape {arr.shape}"
+        )
+    if arr.dtype != np.uint8:
+        raise UnreadableImageError(f"expected an 8-bit image, but got dtype {arr.dtype}")
+    h, w = arr.shape[:2]
+    if min(h, w) < MIN_IMAGE_SIDE_PX:
+        raise ImageTooSmallError(
+            f"the image is {w}x{h} pixels; calibration needs at least {MIN_IMAGE_SIDE_PX} "
+            "pixels on each side: use the camera's full resolution"
+        )
+    return np.ascontiguousarray(arr)
+
+
+def _error_for(failure: CalibrationFailure) -> ValueError:
+    kinds: dict[FailureReason, type[ValueError]] = {
+        FailureReason.NO_MAT: NoMatFoundError,
+        FailureReason.MAT_PARTLY_OUT_OF_FRAME: MatPartlyOutOfFrameError,
+        FailureReason.IMAGE_TOO_SMALL: ImageTooSmallError,
+        FailureReason.FIT_FAILED: NoMatFoundError,
+    }
+    return kinds[failure.reason](failure.message)
+
+
+def _fit(
+    image_bgr: UInt8Array, outline_px: FloatArray, dist_coeffs: FloatArray | None
+) -> MatFit | CalibrationFailure:
+    result = fit_from_outline(image_bgr, outline_px, dist_coeffs=dist_coeffs)
+    fit = result.fit
+    rms = float(np.sqrt(np.mean(fit.residual_px**2))) if len(fit.residual_px) else np.inf
+    if result.edge_found_fraction < MIN_EDGE_FRACTION or rms > MAX_RMS_PX:
+        return CalibrationFailure(
+            FailureReason.FIT_FAILED,
+            f"no mat found: the outline's edges fit no camera (edge points seen: "
+            f"{result.edge_found_fraction:.0%}, RMS {rms:.1f} px); make sure the whole mat "
+            "is in view and sharp, or give the four corners by hand",
+        )
+    corners = fit.camera.mat_to_image(MAT_CORNERS_MM)
+    h, w = image_bgr.shape[:2]
+    margin = 1.0
+    outside = (
+        (corners[:, 0] < -margin)
+        | (corners[:, 0] > w - 1 + margin)
+        | (corners[:, 1] < -margin)
+        | (corners[:, 1] > h - 1 + margin)
+    )
+    if np.any(outside):
+        return CalibrationFailure(
+            FailureReason.MAT_PARTLY_OUT_OF_FRAME,
+            f"the mat runs out of the picture: {int(outside.sum())} of its corners are outside "
+            "the image; move the camera back or zoom out until the whole mat shows",
+        )
+    return MatFit(corners_image_xy_px=corners, camera=fit.camera, pipeline=result)
+
+
+def find_mat(image_bgr: UInt8Array) -> MatFit | CalibrationFailure:
+    """Find the mat and fit a camera to its edges and baselines.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+
+    Returns
+    -------
+    MatFit or CalibrationFailure
+        The failure is falsy and carries a :class:`FailureReason` and a message.
+    """
+    h, w = np.shape(image_bgr)[:2]
+    if min(h, w) < MIN_IMAGE_SIDE_PX:
+        return CalibrationFailure(
+            FailureReason.IMAGE_TOO_SMALL,
+            f"the image is {w}x{h} pixels; calibration needs at least {MIN_IMAGE_SIDE_PX} "
+            "pixels on each side",
+        )
+    quad = find_mat_quad(image_bgr)
+    if isinstance(quad, CalibrationFailure):
+        return quad
+    return _fit(image_bgr, quad.corners_image_xy_px, None)
+
+
+def _parse_corners(corners: object, size_wh: tuple[int, int]) -> FloatArray:
+    try:
+        arr = np.asarray(corners, dtype=np.float64).reshape(4, 2)
+    except (TypeError, ValueError):
+        raise BadCornersError(
+            f"corners must be four (x, y) pixel pairs, but got {corners!r}"
+        ) from None
+    w, h = size_wh
+    bad = [
+        (float(x), float(y))
+        for x, y in arr
+        if not (np.isfinite(x) and np.isfinite(y) and 0 <= x <= w - 1 and 0 <= y <= h - 1)
+    ]
+    if bad:
+        raise BadCornersError(
+            f"corners {bad!r} lie outside the {w}x{h} image; give pixel coordinates inside it"
+        )
+    ordered = _clockwise(arr)
+    area = abs(float(cv2.contourArea(ordered.astype(np.float32))))
+    if area < 0.01 * w * h:
+        raise BadCornersError(
+            f"corners {arr.tolist()!r} enclose almost nothing; give the mat's four corners"
+        )
+    return ordered
+
+
+def _turned(camera: CameraModel) -> CameraModel:
+    """The same camera in the frame turned through 180 degrees about the pot."""
+    return CameraModel(
+        image_size_wh=camera.image_size_wh,
+        camera_matrix=camera.camera_matrix.copy(),
+        dist_coeffs=camera.dist_coeffs.copy(),
+        rotation=camera.rotation @ np.diag([-1.0, -1.0, 1.0]),
+        translation_mm=camera.translation_mm.copy(),
+    )
+
+
+def calibrate(
+    image_bgr: UInt8Array,
+    *,
+    corners_image_px: npt.ArrayLike | None = None,
+    dist_coeffs: npt.ArrayLike | None = None,
+) -> Calibration:
+    """Calibrate from one image of the mat.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+    corners_image_px : (4, 2) array_like, optional
+        The mat's four corners clicked or typed by hand, in any order; skips the
+        search for the mat (the edges and baselines still refine them).
+    dist_coeffs : (5,) array_like, optional
+        Known lens distortion (OpenCV k1, k2, p1, p2, k3); estimated otherwise.
+
+    Returns
+    -------
+    Calibration
+
+    Raises
+    ------
+    UnreadableImageError, ImageTooSmallError, NoMatFoundError,
+    MatPartlyOutOfFrameError, BadCornersError
+        All ``ValueError``; the message says what was not found and what to do.
+    """
+    image = _check_image(image_bgr)
+    h, w = image.shape[:2]
+    dist = None if dist_coeffs is None else np.asarray(dist_coeffs, np.float64).reshape(-1)
+    if dist is not None and dist.shape not in ((4,), (5,)):
+        raise ValueError(f"dist_coeffs must have 4 or 5 entries, but got {dist.tolist()!r}")
+    if dist is not None and dist.shape == (4,):
+        dist = np.append(dist, 0.0)
+    if corners_image_px is None:
+        quad = find_mat_quad(image)
+        if isinstance(quad, CalibrationFailure):
+            raise _error_for(quad)
+        outline = quad.corners_image_xy_px
+        method = "auto"
+    else:
+        outline = _parse_corners(corners_image_px, (w, h))
+        method = "manual-corners"
+    mat = _fit(image, outline, dist)
+    if isinstance(mat, CalibrationFailure):
+        raise _error_for(mat)
+    return _finish(image, mat, method)
+
+
+def _finish(image: UInt8Array, mat: MatFit, method: str) -> Calibration:
+    fit = mat.pipeline.fit
+    camera = fit.camera
+    image_lab = image_lab_float(image)
+    colours = read_corner_colours(image_lab, image, camera)
+    baselines = list(mat.pipeline.baselines)
+    corners_mm = MAT_CORNERS_MM.copy()
+    offsets = fit.edge_offsets_mm.copy()
+    # Canonical frame: blue's corner at y > 0. Turning the frame through 180
+    # degrees maps corner i to corner i + 2 and edge i to edge i + 2.
+    if colours.blue_corner_index is not None and MAT_CORNERS_MM[colours.blue_corner_index][1] < 0:
+        camera = _turned(camera)
+        baselines = baselines[2:] + baselines[:2]
+        offsets = np.roll(offsets, 2)
+    corners_px = camera.mat_to_image(corners_mm)
+    pot_px = camera.mat_to_image(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, POT_HEIGHT_MM]]))
+    results = tuple(
+        BaselineResult(
+            corner_mm=corners_mm[i],
+            found=b.found,
+            rms_residual_mm=b.rms_residual_mm,
+            image_xy_px=camera.mat_to_image(np.array(baseline_segment_mm(corners_mm[i])[:2])),
+        )
+        for i, b in enumerate(baselines)
+    )
+    return Calibration(
+        camera=camera,
+        corners_image_xy_px=corners_px,
+        baselines=results,
+        pot_image_xy_px=pot_px,
+        reprojection_rms_px=float(np.sqrt(np.mean(fit.residual_px**2))),
+        reprojection_rms_mm=float(np.sqrt(np.mean(fit.residual_mm**2))),
+        mapping_sigma_mm=mapping_sigma_mm(fit),
+        edge_offsets_mm=offsets,
+        orientation_known=colours.blue_corner_index is not None,
+        colour=colours.reference,
+        image_size_wh=(image.shape[1], image.shape[0]),
+        method=method,
+    )

@@ -1,0 +1,197 @@
+"""Sub-pixel edge and line points across predicted mat curves.
+
+Both samplers take a curve predicted by the current camera (a segment of a mat
+line, projected with lens distortion, so it may be slightly bent), cut short
+intensity profiles across it in the full-resolution image, and return where on
+each profile the feature is: the felt/table step for :func:`step_points`, a
+thin painted line (a baseline) for :func:`ridge_points`. Profiles are averaged
+over a few pixels along the curve to beat felt texture and sensor noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from calibration.camera import CameraModel
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Profile sampling step across the curve, px.
+STEP_PX = 0.5
+#: Offsets along the curve averaged into one profile, px.
+ALONG_PX = (-3.0, -1.5, 0.0, 1.5, 3.0)
+
+
+@dataclass(frozen=True, eq=False)
+class CurveSamples:
+    """Points along a projected mat segment and the unit normals across it.
+
+    Parameters
+    ----------
+    image_xy_px : (N, 2) ndarray
+    normal_xy : (N, 2) ndarray
+        Unit normals in the image, pointing away from ``inside_mat_xy_mm``.
+    """
+
+    image_xy_px: FloatArray
+    normal_xy: FloatArray
+
+
+def sample_curve(
+    camera: CameraModel,
+    start_mm: FloatArray,
+    end_mm: FloatArray,
+    inside_mat_xy_mm: FloatArray,
+    *,
+    spacing_px: float = 6.0,
+    trim: float = 0.04,
+) -> CurveSamples:
+    """Project the mat segment ``start_mm``-``end_mm`` and sample it every ``spacing_px``."""
+    ends_px = camera.mat_to_image(np.array([start_mm, end_mm]))
+    length_px = float(np.linalg.norm(ends_px[1] - ends_px[0]))
+    if not np.isfinite(length_px):
+        length_px = 0.0
+    # The cap keeps a wild camera (a wrong hypothesis) from asking for huge maps.
+    n = int(np.clip(length_px * (1 - 2 * trim) / spacing_px, 4, 2000))
+    frac = np.linspace(trim, 1 - trim, n)
+    delta = 1e-3
+    pts_mm = start_mm[None, :] + frac[:, None] * (end_mm - start_mm)[None, :]
+    ahead_mm = start_mm[None, :] + (frac + delta)[:, None] * (end_mm - start_mm)[None, :]
+    pts_px = camera.mat_to_image(pts_mm)
+    tangent = camera.mat_to_image(ahead_mm) - pts_px
+    tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
+    normal = np.stack([-tangent[:, 1], tangent[:, 0]], axis=1)
+    inward_px = camera.mat_to_image(pts_mm + 0.02 * (inside_mat_xy_mm[None, :] - pts_mm))
+    flip = np.sum((inward_px - pts_px) * normal, axis=1) > 0
+    normal[flip] *= -1
+    return CurveSamples(pts_px, normal)
+
+
+def _profiles(
+    image_lab: npt.NDArray[np.float32], curve: CurveSamples, half_width_px: float
+) -> tuple[FloatArray, FloatArray]:
+    """Colour profiles across the curve: offsets (M,) and values (N, M, 3)."""
+    offsets = np.arange(-half_width_px, half_width_px + 1e-9, STEP_PX)
+    tangent = np.stack([curve.normal_xy[:, 1], -curve.normal_xy[:, 0]], axis=1)
+    along = np.asarray(ALONG_PX)
+    # Shape (N, A, M, 2): point + a * tangent + u * normal.
+    pts = (
+        curve.image_xy_px[:, None, None, :]
+        + along[None, :, None, None] * tangent[:, None, None, :]
+        + offsets[None, None, :, None] * curve.normal_xy[:, None, None, :]
+    )
+    n, a, m, _ = pts.shape
+    map_xy = pts.reshape(n, a * m, 2).astype(np.float32)
+    sampled = cv2.remap(
+        image_lab,
+        map_xy[:, :, 0],
+        map_xy[:, :, 1],
+        interpolation=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(np.nan, np.nan, np.nan),
+    )
+    values = np.asarray(sampled, np.float64).reshape(n, a, m, 3).mean(axis=1)
+    return offsets, values
+
+
+def _parabolic_peak(values: FloatArray, idx: npt.NDArray[np.int_]) -> FloatArray:
+    """Sub-sample position of the maxima at ``idx`` in each row of ``values``."""
+    rows = np.arange(len(values))
+    i = np.clip(idx, 1, values.shape[1] - 2)
+    left, mid, right = values[rows, i - 1], values[rows, i], values[rows, i + 1]
+    denom = left - 2 * mid + right
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(np.abs(denom) > 1e-12, 0.5 * (left - right) / denom, 0.0)
+    return np.asarray(i + np.clip(shift, -0.5, 0.5), np.float64)
+
+
+def step_points(
+    image_lab: npt.NDArray[np.float32],
+    curve: CurveSamples,
+    half_width_px: float,
+    *,
+    search_px: float | None = None,
+    min_contrast: float = 3.0,
+) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """Where the felt ends along each profile: the strongest inside-to-outside colour step.
+
+    Returns
+    -------
+    image_xy_px : (N, 2) ndarray
+    found : (N,) ndarray of bool
+        False where the profile has no clear step (occluded, off the image).
+    """
+    offsets, values = _profiles(image_lab, curve, half_width_px)
+    valid = np.all(np.isfinite(values), axis=(1, 2))
+    k = max(2, len(offsets) // 6)
+    # The felt/table colour difference is the same along one edge: project every
+    # profile onto its median direction, which ignores winks and texture.
+    diff = values[:, -k:, :].mean(axis=1) - values[:, :k, :].mean(axis=1)
+    if not np.any(valid):
+        return curve.image_xy_px.copy(), valid
+    direction = np.median(diff[valid], axis=0)
+    norm = float(np.linalg.norm(direction))
+    if norm < 1e-6:
+        return curve.image_xy_px.copy(), np.zeros(len(valid), bool)
+    direction /= norm
+    scalar = np.nan_to_num(values @ direction)
+    scalar = cv2.GaussianBlur(scalar, (0, 0), sigmaX=1.5, sigmaY=0.01)
+    grad = np.gradient(scalar, axis=1)
+    # Look for the step only near the prediction, but judge the noise on the
+    # whole profile.
+    window = np.abs(offsets) <= (half_width_px if search_px is None else search_px)
+    idx = np.argmax(np.where(window[None, :], grad, -np.inf), axis=1)
+    pos = _parabolic_peak(grad, idx)
+    offset_px = np.interp(pos, np.arange(len(offsets)), offsets)
+    peak = grad[np.arange(len(grad)), idx] / STEP_PX
+    noise = 1.4826 * np.median(np.abs(grad - np.median(grad, axis=1, keepdims=True)), axis=1)
+    found = valid & (peak * STEP_PX > 4 * noise) & (peak * 2 > min_contrast)
+    found &= (idx > 1) & (idx < len(offsets) - 2)
+    xy = curve.image_xy_px + offset_px[:, None] * curve.normal_xy
+    return np.asarray(xy, np.float64), found
+
+
+def ridge_points(
+    image_lab: npt.NDArray[np.float32],
+    curve: CurveSamples,
+    half_width_px: float,
+    *,
+    min_contrast: float = 4.0,
+) -> tuple[FloatArray, npt.NDArray[np.bool_], float]:
+    """Where a thin line crosses each profile, dark or light.
+
+    Returns
+    -------
+    image_xy_px : (N, 2) ndarray
+    found : (N,) ndarray of bool
+    contrast : float
+        Median lightness difference between the line and the felt around it
+        (positive for a light line), in Lab L units (0-255 scale).
+    """
+    offsets, values = _profiles(image_lab, curve, half_width_px)
+    valid = np.all(np.isfinite(values), axis=(1, 2))
+    light = np.asarray(
+        cv2.GaussianBlur(np.nan_to_num(values[:, :, 0]), (0, 0), sigmaX=1.0, sigmaY=0.01),
+        np.float64,
+    )
+    background = np.median(light, axis=1, keepdims=True)
+    dev = light - background
+    if not np.any(valid):
+        return curve.image_xy_px.copy(), valid, 0.0
+    # One sign along the whole baseline: decide it from all profiles together.
+    sign = 1.0 if np.median(dev[valid].max(axis=1)) > np.median(-dev[valid].min(axis=1)) else -1.0
+    signed = sign * dev
+    idx = np.argmax(signed, axis=1)
+    pos = _parabolic_peak(signed, idx)
+    offset_px = np.interp(pos, np.arange(len(offsets)), offsets)
+    peak = signed[np.arange(len(signed)), idx]
+    noise = 1.4826 * np.median(np.abs(signed - np.median(signed, axis=1, keepdims=True)), axis=1)
+    found = valid & (peak > np.maximum(min_contrast, 4 * noise))
+    found &= (idx > 1) & (idx < len(offsets) - 2)
+    xy = curve.image_xy_px + offset_px[:, None] * curve.normal_xy
+    contrast = float(sign * np.median(peak[found])) if np.any(found) else 0.0
+    return np.asarray(xy, np.float64), found, contrast

@@ -1,0 +1,411 @@
+"""Fit the camera (focal length, radial distortion, pose) to the mat's edges and baselines.
+
+Every observation is a sub-pixel image point known to lie on a known line of
+the mat plane: the four edges (``x = +-914.4``, ``y = +-457.2``) and the four
+baselines (``p . d = 914.4`` with ``d`` the unit vector towards a corner, rule
+2.3.1). The residual of a point is how far its back-projection onto the mat
+misses its line, converted to pixels with the local scale, so that the fit
+weighs every part of the image alike. Straight lines that the image shows
+curved pin down the radial distortion; the mat's shape pins down the focal
+length (weakly, for a camera looking straight down: a mild prior keeps it
+sensible then, and it matters little there because the mapping of the plane is
+what the mat fixes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import least_squares
+
+from calibration.camera import CameraModel
+from rules.board import BASELINE_DISTANCE_MM, MAT_LENGTH_MM, MAT_WIDTH_MM
+
+FloatArray = npt.NDArray[np.float64]
+
+HALF_LENGTH_MM = MAT_LENGTH_MM / 2
+HALF_WIDTH_MM = MAT_WIDTH_MM / 2
+
+#: Mat corners in the calibration frame, in order around the mat (counter-clockwise
+#: seen from above).
+MAT_CORNERS_MM = np.array(
+    [
+        [-HALF_LENGTH_MM, -HALF_WIDTH_MM],
+        [HALF_LENGTH_MM, -HALF_WIDTH_MM],
+        [HALF_LENGTH_MM, HALF_WIDTH_MM],
+        [-HALF_LENGTH_MM, HALF_WIDTH_MM],
+    ]
+)
+
+#: A typical webcam or phone sees about 70 degrees across; the prior on the focal
+#: length is centred there and is wide (a factor of e^0.5 either way is one sigma).
+PRIOR_FOCAL_PER_WIDTH = 0.7
+PRIOR_LOG_FOCAL_SIGMA = 0.5
+PRIOR_K2_SIGMA = 0.05
+#: The principal point is near the image centre: one sigma is 3 % of the width.
+PRIOR_PP_SIGMA_PER_WIDTH = 0.03
+#: The visible felt edge may sit a little off the true edge (the mat's thickness
+#: seen from the side, a shadow, fraying): one free offset per edge, with this
+#: prior, when enough baselines fix the scale.
+PRIOR_EDGE_OFFSET_SIGMA_MM = 1.5
+
+
+@dataclass(frozen=True)
+class LineOnMat:
+    """The mat line ``normal . p = offset`` (mat mm) and a name for reports."""
+
+    normal: tuple[float, float]
+    offset_mm: float
+    name: str
+
+
+def edge_lines() -> tuple[LineOnMat, ...]:
+    """The four mat edges, each paired with the corners it joins (indices into MAT_CORNERS_MM)."""
+    return (
+        LineOnMat((0.0, -1.0), HALF_WIDTH_MM, "edge y-"),
+        LineOnMat((1.0, 0.0), HALF_LENGTH_MM, "edge x+"),
+        LineOnMat((0.0, 1.0), HALF_WIDTH_MM, "edge y+"),
+        LineOnMat((-1.0, 0.0), HALF_LENGTH_MM, "edge x-"),
+    )
+
+
+def baseline_segment_mm(corner_mm: FloatArray) -> tuple[FloatArray, FloatArray, LineOnMat]:
+    """Rule 2.3.1: the baseline near a corner, as its two ends on the mat edges and its line.
+
+    The baseline crosses the diagonal at right angles 914.4 mm from the centre:
+    the line ``d . p = 914.4`` with ``d`` the unit vector towards the corner.
+    """
+    d = corner_mm / np.linalg.norm(corner_mm)
+    sx, sy = np.sign(corner_mm)
+    # Where it meets the long edge (|y| = half width) and the short edge (|x| = half length).
+    on_long = np.array(
+        [(BASELINE_DISTANCE_MM - d[1] * sy * HALF_WIDTH_MM) / d[0], sy * HALF_WIDTH_MM]
+    )
+    on_short = np.array(
+        [sx * HALF_LENGTH_MM, (BASELINE_DISTANCE_MM - d[0] * sx * HALF_LENGTH_MM) / d[1]]
+    )
+    name = f"baseline {'+' if sx > 0 else '-'}x{'+' if sy > 0 else '-'}y"
+    return on_long, on_short, LineOnMat((float(d[0]), float(d[1])), BASELINE_DISTANCE_MM, name)
+
+
+# --------------------------------------------------------------------------
+# Camera parameters <-> vector
+# --------------------------------------------------------------------------
+
+
+#: Parameter vector layout: log focal, k1, k2, principal point (2), Rodrigues
+#: rotation (3), translation (3), then one outward offset per mat edge (4, mm).
+N_CAMERA_PARAMS = 11
+N_PARAMS = N_CAMERA_PARAMS + 4
+
+
+def _camera_from_params(params: FloatArray, size_wh: tuple[int, int]) -> CameraModel:
+    focal = float(np.exp(params[0]))
+    cx, cy = float(params[3]), float(params[4])
+    k = np.array([[focal, 0.0, cx], [0.0, focal, cy], [0.0, 0.0, 1.0]])
+    rot, _ = cv2.Rodrigues(params[5:8])
+    return CameraModel(
+        image_size_wh=size_wh,
+        camera_matrix=k,
+        dist_coeffs=np.array([params[1], params[2], 0.0, 0.0, 0.0]),
+        rotation=np.asarray(rot, np.float64),
+        translation_mm=np.asarray(params[8:11], np.float64).copy(),
+    )
+
+
+def _params_from_camera(camera: CameraModel) -> FloatArray:
+    focal = float(np.sqrt(camera.camera_matrix[0, 0] * camera.camera_matrix[1, 1]))
+    dist = np.zeros(5)
+    dist[: min(5, len(camera.dist_coeffs))] = camera.dist_coeffs[:5]
+    pp = camera.camera_matrix[:2, 2]
+    return np.concatenate(
+        [[np.log(focal), dist[0], dist[1]], pp, camera.rvec, camera.translation_mm, np.zeros(4)]
+    )
+
+
+# --------------------------------------------------------------------------
+# Initial camera from four corners
+# --------------------------------------------------------------------------
+
+
+def focal_from_homography(h_mat_to_image: FloatArray, size_wh: tuple[int, int]) -> float | None:
+    """Focal length in px from a plane homography, principal point at the image centre.
+
+    Zhang's two constraints (the plane's axes are orthogonal and equally long)
+    each give ``f^2``; returns None when neither is usable (e.g. the camera looks
+    straight at the plane, where f and distance cannot be told apart).
+    """
+    cx, cy = (size_wh[0] - 1) / 2, (size_wh[1] - 1) / 2
+    t = np.array([[1.0, 0.0, -cx], [0.0, 1.0, -cy], [0.0, 0.0, 1.0]])
+    h = t @ h_mat_to_image
+    a1, b1, c1 = h[:, 0]
+    a2, b2, c2 = h[:, 1]
+    estimates = []
+    if abs(c1 * c2) > 1e-12:
+        f2 = -(a1 * a2 + b1 * b2) / (c1 * c2)
+        if f2 > 0:
+            estimates.append(f2)
+    if abs(c1**2 - c2**2) > 1e-12:
+        f2 = (a2**2 + b2**2 - a1**2 - b1**2) / (c1**2 - c2**2)
+        if f2 > 0:
+            estimates.append(f2)
+    if not estimates:
+        return None
+    return float(np.sqrt(np.median(estimates)))
+
+
+def initial_camera(
+    corners_image_px: FloatArray,
+    size_wh: tuple[int, int],
+    dist_coeffs: FloatArray | None = None,
+) -> CameraModel:
+    """A pinhole camera whose view of the mat corners matches ``corners_image_px``.
+
+    Parameters
+    ----------
+    corners_image_px : (4, 2) ndarray
+        Images of :data:`MAT_CORNERS_MM`, in the same order.
+    size_wh : (2,) tuple of int
+    dist_coeffs : (5,) ndarray, optional
+        Known distortion; zero when not given.
+    """
+    dist = np.zeros(5) if dist_coeffs is None else np.asarray(dist_coeffs, np.float64)
+    h, _ = cv2.findHomography(MAT_CORNERS_MM, corners_image_px)
+    prior = PRIOR_FOCAL_PER_WIDTH * size_wh[0]
+    focal = focal_from_homography(np.asarray(h, np.float64), size_wh) if h is not None else None
+    if focal is None or not (0.3 * size_wh[0] < focal < 4.0 * size_wh[0]):
+        focal = prior
+    cx, cy = (size_wh[0] - 1) / 2, (size_wh[1] - 1) / 2
+    k = np.array([[focal, 0.0, cx], [0.0, focal, cy], [0.0, 0.0, 1.0]])
+    obj = np.hstack([MAT_CORNERS_MM, np.zeros((4, 1))])
+    ok, rvec, tvec = cv2.solvePnP(
+        obj, corners_image_px.reshape(-1, 1, 2), k, dist, flags=cv2.SOLVEPNP_IPPE
+    )
+    if not ok:
+        raise ValueError("solvePnP failed on the mat corners")
+    rot, _ = cv2.Rodrigues(rvec)
+    return CameraModel(
+        image_size_wh=size_wh,
+        camera_matrix=k,
+        dist_coeffs=dist,
+        rotation=np.asarray(rot, np.float64),
+        translation_mm=np.asarray(tvec, np.float64).reshape(3),
+    )
+
+
+# --------------------------------------------------------------------------
+# Least squares
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Observations:
+    """Image points, each on a known mat line.
+
+    Parameters
+    ----------
+    image_xy_px : (N, 2) ndarray
+    line_normal : (N, 2) ndarray
+        Unit normal of each point's mat line.
+    line_offset_mm : (N,) ndarray
+    kind : (N,) ndarray of int
+        0 for a mat edge, 1 for a baseline.
+    edge_index : (N,) ndarray of int
+        Which mat edge (0-3, as :func:`edge_lines`) a point is on; -1 for baselines.
+    """
+
+    image_xy_px: FloatArray
+    line_normal: FloatArray
+    line_offset_mm: FloatArray
+    kind: npt.NDArray[np.int_]
+    edge_index: npt.NDArray[np.int_]
+
+    def __len__(self) -> int:
+        return len(self.image_xy_px)
+
+    def subset(self, keep: npt.NDArray[np.bool_]) -> Observations:
+        """The observations where ``keep`` is true."""
+        return Observations(
+            self.image_xy_px[keep],
+            self.line_normal[keep],
+            self.line_offset_mm[keep],
+            self.kind[keep],
+            self.edge_index[keep],
+        )
+
+    @classmethod
+    def concat(cls, parts: list[Observations]) -> Observations:
+        """All observations of ``parts``, in order."""
+        if not parts:
+            return cls(
+                np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0), np.zeros(0, int), np.zeros(0, int)
+            )
+        return cls(
+            np.vstack([p.image_xy_px for p in parts]),
+            np.vstack([p.line_normal for p in parts]),
+            np.concatenate([p.line_offset_mm for p in parts]),
+            np.concatenate([p.kind for p in parts]),
+            np.concatenate([p.edge_index for p in parts]),
+        )
+
+
+def residuals_mm(
+    camera: CameraModel, obs: Observations, edge_offsets_mm: FloatArray | None = None
+) -> FloatArray:
+    """Signed distance of each back-projected point from its mat line, mm, shape (N,).
+
+    ``edge_offsets_mm`` (4,) moves each mat edge outwards.
+    """
+    mat_xy = camera.image_to_mat(obs.image_xy_px, 0.0)
+    target = obs.line_offset_mm.copy()
+    if edge_offsets_mm is not None:
+        on_edge = obs.edge_index >= 0
+        target[on_edge] += edge_offsets_mm[obs.edge_index[on_edge]]
+    return np.asarray(np.sum(mat_xy * obs.line_normal, axis=1) - target, np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class CameraFit:
+    """The fitted camera and how well it explains the observations.
+
+    Parameters
+    ----------
+    camera : CameraModel
+    residual_px : (N,) ndarray
+        Residual of each observation used, in image pixels.
+    residual_mm : (N,) ndarray
+        The same on the mat, mm.
+    observations : Observations
+    edge_offsets_mm : (4,) ndarray
+        How far outwards of each true edge the felt's visible edge was found.
+    param_cov : (15, 15) ndarray
+        Covariance of the parameter vector (see :data:`N_PARAMS`) from the
+        Jacobian, scaled by the residual variance.
+    cost : float
+        Robust cost at the optimum (residuals in px plus priors).
+    """
+
+    camera: CameraModel
+    residual_px: FloatArray
+    residual_mm: FloatArray
+    observations: Observations
+    edge_offsets_mm: FloatArray
+    param_cov: FloatArray
+    cost: float
+
+
+def fit_camera(
+    initial: CameraModel,
+    obs: Observations,
+    *,
+    fit_distortion: bool = True,
+    fit_k2: bool = True,
+    fit_edge_offsets: bool = False,
+) -> CameraFit:
+    """Refine focal length, k1, k2, principal point and pose so points lie on their lines.
+
+    Parameters
+    ----------
+    initial : CameraModel
+    obs : Observations
+    fit_distortion : bool
+        False keeps the initial camera's distortion (e.g. when it was given).
+    fit_k2 : bool
+        Whether k2 is free (it needs points far from the centre).
+    fit_edge_offsets : bool
+        Whether each mat edge may sit a little off its nominal line (only
+        sensible when baselines fix the scale).
+    """
+    size_wh = initial.image_size_wh
+    p0 = _params_from_camera(initial)
+    free = np.ones(N_PARAMS, bool)
+    if not fit_distortion:
+        free[1:3] = False
+    elif not fit_k2:
+        free[2] = False
+    if not fit_edge_offsets:
+        free[N_CAMERA_PARAMS:] = False
+    # Residuals are scaled to pixels with the local scale at the start: mm on the
+    # far side of an oblique view are worth fewer pixels than near the camera.
+    mat_xy0 = initial.image_to_mat(obs.image_xy_px, 0.0)
+    mm_per_px = np.array(
+        [initial.mm_per_px_at([p[0], p[1], 0.0]) for p in mat_xy0], dtype=np.float64
+    )
+    mm_per_px = np.nan_to_num(mm_per_px, nan=1.0)
+    prior_log_f = np.log(PRIOR_FOCAL_PER_WIDTH * size_wh[0])
+    centre = np.array([(size_wh[0] - 1) / 2, (size_wh[1] - 1) / 2])
+    pp_sigma = PRIOR_PP_SIGMA_PER_WIDTH * size_wh[0]
+
+    def unpack(x: FloatArray) -> FloatArray:
+        p = p0.copy()
+        p[free] = x
+        return p
+
+    def fun(x: FloatArray) -> FloatArray:
+        p = unpack(x)
+        cam = _camera_from_params(p, size_wh)
+        res = residuals_mm(cam, obs, p[N_CAMERA_PARAMS:]) / mm_per_px
+        res = np.nan_to_num(res, nan=1e3, posinf=1e3, neginf=-1e3)
+        priors = [(p[0] - prior_log_f) / PRIOR_LOG_FOCAL_SIGMA]
+        priors.extend((p[3:5] - centre) / pp_sigma)
+        if free[2]:
+            priors.append(p[2] / PRIOR_K2_SIGMA)
+        if fit_edge_offsets:
+            priors.extend(p[N_CAMERA_PARAMS:] / PRIOR_EDGE_OFFSET_SIGMA_MM)
+        return np.concatenate([res, priors])
+
+    sol = least_squares(
+        fun, p0[free], loss="soft_l1", f_scale=0.7, x_scale="jac", max_nfev=60, tr_solver="lsmr"
+    )
+    p = unpack(sol.x)
+    camera = _camera_from_params(p, size_wh)
+    offsets = p[N_CAMERA_PARAMS:].copy()
+    res_mm = residuals_mm(camera, obs, offsets)
+    res_px = res_mm / mm_per_px
+    dof = max(1, len(obs) - int(free.sum()))
+    sigma2 = float(np.sum(np.minimum(res_px, 3.0) ** 2) / dof)
+    cov_free = np.linalg.pinv(sol.jac.T @ sol.jac) * sigma2
+    cov = np.zeros((N_PARAMS, N_PARAMS))
+    idx = np.flatnonzero(free)
+    cov[np.ix_(idx, idx)] = cov_free
+    return CameraFit(
+        camera=camera,
+        residual_px=res_px,
+        residual_mm=res_mm,
+        observations=obs,
+        edge_offsets_mm=offsets,
+        param_cov=cov,
+        cost=float(sol.cost),
+    )
+
+
+def mapping_sigma_mm(fit: CameraFit, *, samples: int = 32, seed: int = 0) -> float:
+    """Largest one-sigma error of the image-to-mat mapping over the mat, mm.
+
+    Draws cameras from the fit's parameter covariance and measures how far the
+    mat corners, edge midpoints and centre move when seen through each.
+    """
+    rng = np.random.default_rng(seed)
+    p = _params_from_camera(fit.camera)
+    p[N_CAMERA_PARAMS:] = fit.edge_offsets_mm
+    grid_mm = np.array(
+        [
+            [x, y]
+            for x in (-HALF_LENGTH_MM, 0.0, HALF_LENGTH_MM)
+            for y in (-HALF_WIDTH_MM, 0.0, HALF_WIDTH_MM)
+        ]
+    )
+    image_px = fit.camera.mat_to_image(grid_mm)
+    try:
+        draws = rng.multivariate_normal(p, fit.param_cov, size=samples, method="svd")
+    except np.linalg.LinAlgError:
+        return float("nan")
+    moved = []
+    for q in draws:
+        cam = _camera_from_params(q, fit.camera.image_size_wh)
+        moved.append(cam.image_to_mat(image_px, 0.0) - grid_mm)
+    spread = np.sqrt(np.mean(np.sum(np.asarray(moved) ** 2, axis=2), axis=0))
+    return float(np.max(spread))

@@ -1,0 +1,424 @@
+"""Find the mat: a felt rectangle seen as a quadrilateral, then its edges to sub-pixel.
+
+Two stages:
+
+1. :func:`find_mat_quad` works on a small copy of the image. It finds long
+   straight segments (OpenCV's LSD on the L, a and b channels), merges them into
+   lines, and scores every quadrilateral that four of them make: how much of each
+   side is backed by an edge of the right orientation, and how uniform the
+   colour inside is (felt is uniform; a table with a mat on it is not). The
+   best one is the mat. A quadrilateral that needs the image border as a side
+   means the mat runs out of the frame.
+2. :func:`edge_points` samples intensity profiles across a predicted edge in the
+   full-resolution image and returns the sub-pixel position of the step on each,
+   for the camera fit in :mod:`calibration.fit`.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+UInt8Array = npt.NDArray[np.uint8]
+
+#: Width of the working copy used to find the quadrilateral, pixels.
+WORK_WIDTH_PX = 640
+#: The smallest image side we accept, pixels.
+MIN_IMAGE_SIDE_PX = 200
+#: Fraction of the inside that must match the felt's median colour.
+_MIN_UNIFORMITY = 0.6
+
+
+class FailureReason(enum.StrEnum):
+    """Why calibration could not be done."""
+
+    NO_MAT = "no-mat"
+    """No felt rectangle: no four long edges that enclose a uniform region."""
+    MAT_PARTLY_OUT_OF_FRAME = "mat-partly-out-of-frame"
+    """The uniform region runs into the image border: a side or corner is not in view."""
+    IMAGE_TOO_SMALL = "image-too-small"
+    """Fewer than :data:`MIN_IMAGE_SIDE_PX` pixels on a side."""
+    FIT_FAILED = "fit-failed"
+    """Edges were found but no camera explains them (the residual is too large)."""
+
+
+@dataclass(frozen=True)
+class CalibrationFailure:
+    """A failed estimation: falsy, and says why.
+
+    Parameters
+    ----------
+    reason : FailureReason
+    message : str
+        What was not found and what to do about it.
+    """
+
+    reason: FailureReason
+    message: str
+
+    def __bool__(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True, eq=False)
+class MatQuad:
+    """The mat's outline found on the working copy, scaled to full-resolution pixels.
+
+    Parameters
+    ----------
+    corners_image_xy_px : (4, 2) ndarray
+        Corners in the image, in order around the quadrilateral (clockwise in the
+        image, i.e. with y pointing down), pixels.
+    side_support : (4,) ndarray
+        Fraction of each side (from corner i to corner i+1) backed by an edge.
+    uniformity : float
+        Fraction of the inside whose colour is close to its median colour.
+    felt_lab : (3,) ndarray
+        Median 8-bit OpenCV Lab colour of the inside.
+    """
+
+    corners_image_xy_px: FloatArray
+    side_support: FloatArray
+    uniformity: float
+    felt_lab: FloatArray
+
+    def __bool__(self) -> bool:
+        return True
+
+
+# --------------------------------------------------------------------------
+# Stage 1: the quadrilateral
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Line:
+    """``x cos(theta) + y sin(theta) = rho`` on the working copy."""
+
+    theta: float
+    rho: float
+    border: bool = False
+    length_px: float = 0.0
+
+    @property
+    def normal(self) -> FloatArray:
+        return np.array([np.cos(self.theta), np.sin(self.theta)])
+
+    @property
+    def direction(self) -> FloatArray:
+        return np.array([-np.sin(self.theta), np.cos(self.theta)])
+
+
+def _resize_to_width(image_bgr: UInt8Array, width_px: int) -> tuple[UInt8Array, float]:
+    scale = width_px / image_bgr.shape[1]
+    height_px = max(1, int(round(image_bgr.shape[0] * scale)))
+    small = cv2.resize(image_bgr, (width_px, height_px), interpolation=cv2.INTER_AREA)
+    return np.asarray(small, dtype=np.uint8), scale
+
+
+def _orientation_field(lab: npt.NDArray[np.float32]) -> tuple[FloatArray, FloatArray]:
+    """Edge normal angle and strength from the colour structure tensor (Di Zenzo)."""
+    # Chroma is weighted up because felt and table often differ more in hue
+    # than in lightness, and lightness carries the lighting gradient.
+    weights = (1.0, 2.0, 2.0)
+    jxx = np.zeros(lab.shape[:2], np.float64)
+    jxy = np.zeros_like(jxx)
+    jyy = np.zeros_like(jxx)
+    for c, w in enumerate(weights):
+        gx = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 1, 0, ksize=3) * (w / 8)
+        gy = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 0, 1, ksize=3) * (w / 8)
+        jxx += gx * gx
+        jxy += gx * gy
+        jyy += gy * gy
+    theta = 0.5 * np.arctan2(2 * jxy, jxx - jyy)
+    strength = np.sqrt(0.5 * (jxx + jyy + np.sqrt((jxx - jyy) ** 2 + 4 * jxy**2)))
+    return theta, strength
+
+
+def _segments(lab_u8: UInt8Array, min_length_px: float) -> FloatArray:
+    """Straight segments ``(x1, y1, x2, y2)`` from LSD on each Lab channel."""
+    lsd = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD)
+    found = []
+    for c in range(3):
+        channel = lab_u8[:, :, c]
+        if c > 0:
+            # a and b span a narrow range: stretch them so LSD's gradient
+            # threshold sees hue edges.
+            lo, hi = float(channel.min()), float(channel.max())
+            stretched = (channel.astype(np.float64) - lo) * (255.0 / max(hi - lo, 1.0))
+            channel = np.clip(stretched, 0, 255).astype(np.uint8)
+        lines = lsd.detect(channel)[0]
+        if lines is not None:
+            found.append(np.asarray(lines, np.float64).reshape(-1, 4))
+    if not found:
+        return np.zeros((0, 4))
+    segs = np.vstack(found)
+    length = np.hypot(segs[:, 2] - segs[:, 0], segs[:, 3] - segs[:, 1])
+    return segs[length >= min_length_px]
+
+
+def _merge_segments(segs: FloatArray, min_total_px: float) -> list[_Line]:
+    """Group collinear segments and fit one line to each group."""
+    if len(segs) == 0:
+        return []
+    d = segs[:, 2:] - segs[:, :2]
+    length = np.hypot(d[:, 0], d[:, 1])
+    theta = (np.arctan2(d[:, 1], d[:, 0]) + np.pi / 2) % np.pi
+    mid = (segs[:, :2] + segs[:, 2:]) / 2
+    rho = mid[:, 0] * np.cos(theta) + mid[:, 1] * np.sin(theta)
+    order = np.argsort(-length)
+    used = np.zeros(len(segs), bool)
+    lines: list[_Line] = []
+    for i in order:
+        if used[i]:
+            continue
+        dtheta = np.abs((theta - theta[i] + np.pi / 2) % np.pi - np.pi / 2)
+        # Distance of each segment's midpoint from line i.
+        dist = np.abs(mid[:, 0] * np.cos(theta[i]) + mid[:, 1] * np.sin(theta[i]) - rho[i])
+        member = (~used) & (dtheta < np.deg2rad(3.0)) & (dist < 4.0)
+        used |= member
+        total = float(length[member].sum())
+        if total < min_total_px:
+            continue
+        pts = np.vstack([segs[member, :2], segs[member, 2:]])
+        w = np.repeat(length[member], 1)
+        w = np.concatenate([w, w])
+        centre = (pts * w[:, None]).sum(0) / w.sum()
+        cov = ((pts - centre).T * w) @ (pts - centre)
+        evals, evecs = np.linalg.eigh(cov)
+        normal = evecs[:, 0]
+        t = float(np.arctan2(normal[1], normal[0]))
+        r = float(centre @ normal)
+        if r < 0:
+            t, r = t + np.pi, -r
+        lines.append(_Line(theta=t, rho=r, length_px=total))
+    return lines
+
+
+def _intersect(a: _Line, b: _Line) -> FloatArray | None:
+    m = np.array([a.normal, b.normal])
+    if abs(np.linalg.det(m)) < 1e-6:
+        return None
+    return np.asarray(np.linalg.solve(m, np.array([a.rho, b.rho])), np.float64)
+
+
+def _support_profile(
+    line: _Line, theta_map: FloatArray, strength_map: FloatArray, edge_level: float
+) -> tuple[FloatArray, FloatArray]:
+    """Along the line: parameter t (px) and whether an aligned edge is there (0/1)."""
+    h, w = theta_map.shape
+    p0 = line.normal * line.rho
+    d = line.direction
+    t = np.arange(-np.hypot(w, h), np.hypot(w, h), 1.0)
+    pts = p0[None, :] + t[:, None] * d[None, :]
+    inside = (pts[:, 0] >= 0) & (pts[:, 0] <= w - 1) & (pts[:, 1] >= 0) & (pts[:, 1] <= h - 1)
+    t, pts = t[inside], pts[inside]
+    if line.border:
+        return t, np.full(len(t), 0.8)
+    ok = np.zeros(len(t), bool)
+    # Lens distortion bends long edges by a pixel or two on the working copy.
+    for off in (-2.0, -1.0, 0.0, 1.0, 2.0):
+        q = np.rint(pts + off * line.normal[None, :]).astype(int)
+        q[:, 0] = np.clip(q[:, 0], 0, w - 1)
+        q[:, 1] = np.clip(q[:, 1], 0, h - 1)
+        th = theta_map[q[:, 1], q[:, 0]]
+        st = strength_map[q[:, 1], q[:, 0]]
+        aligned = np.abs(np.cos(th - line.theta)) > np.cos(np.deg2rad(12.0))
+        ok |= aligned & (st > edge_level)
+    return t, ok.astype(np.float64)
+
+
+def _side_support(t: FloatArray, prof: FloatArray, a: float, b: float) -> float:
+    lo, hi = min(a, b), max(a, b)
+    # Ignore the ends: corners are often occluded or rounded.
+    span = hi - lo
+    sel = (t >= lo + 0.05 * span) & (t <= hi - 0.05 * span)
+    expected = max(1.0, 0.9 * span)
+    return float(prof[sel].sum() / expected)
+
+
+def _uniformity(
+    lab_tiny: npt.NDArray[np.float32], corners_tiny: FloatArray
+) -> tuple[float, FloatArray]:
+    mask = np.zeros(lab_tiny.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.rint(corners_tiny).astype(np.int32)], 1)
+    eroded = cv2.erode(mask, np.ones((5, 5), np.uint8))
+    inside = lab_tiny[eroded > 0]
+    if len(inside) < 20:
+        return 0.0, np.zeros(3)
+    med = np.median(inside, axis=0)
+    chroma = np.hypot(inside[:, 1] - med[1], inside[:, 2] - med[2])
+    light = np.abs(inside[:, 0] - med[0])
+    # Lightness gets a wide band: vignetting and lamps shade the felt.
+    close = (chroma < 6.0) & (light < 22.0)
+    return float(close.mean()), np.asarray(med, np.float64)
+
+
+def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
+    """Find the mat's outline roughly (to a pixel or two of the working copy).
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+
+    Returns
+    -------
+    MatQuad or CalibrationFailure
+    """
+    h_full, w_full = image_bgr.shape[:2]
+    if min(h_full, w_full) < MIN_IMAGE_SIDE_PX:
+        return CalibrationFailure(
+            FailureReason.IMAGE_TOO_SMALL,
+            f"the image is {w_full}x{h_full} pixels; calibration needs at least "
+            f"{MIN_IMAGE_SIDE_PX} pixels on each side (use the camera's full resolution)",
+        )
+    small, scale = _resize_to_width(image_bgr, WORK_WIDTH_PX)
+    h, w = small.shape[:2]
+    lab_u8 = np.asarray(
+        cv2.cvtColor(cv2.GaussianBlur(small, (0, 0), 1.5), cv2.COLOR_BGR2Lab), np.uint8
+    )
+    theta_map, strength_map = _orientation_field(lab_u8.astype(np.float32))
+    edge_level = float(np.percentile(strength_map, 60))
+
+    segs = _segments(lab_u8, min_length_px=w / 25)
+    lines = _merge_segments(segs, min_total_px=w / 12)
+    # The longest lines first; a mat edge is among the longest in any view of it.
+    lines.sort(key=lambda ln: -ln.length_px)
+    lines = lines[:36]
+    borders = [
+        _Line(theta=0.0, rho=0.0, border=True),
+        _Line(theta=np.pi / 2, rho=0.0, border=True),
+        _Line(theta=0.0, rho=float(w - 1), border=True),
+        _Line(theta=np.pi / 2, rho=float(h - 1), border=True),
+    ]
+    all_lines = lines + borders
+    profiles = [_support_profile(ln, theta_map, strength_map, edge_level) for ln in all_lines]
+
+    tiny, tiny_scale = _resize_to_width(np.asarray(cv2.medianBlur(small, 5), np.uint8), 160)
+    lab_tiny = cv2.cvtColor(tiny, cv2.COLOR_BGR2Lab).astype(np.float32)
+    tiny_from_work = tiny_scale
+
+    # Pairs of roughly opposite sides (oblique views converge them by up to ~60 degrees).
+    n = len(all_lines)
+    pairs = []
+    for i, j in itertools.combinations(range(n), 2):
+        a, b = all_lines[i], all_lines[j]
+        dtheta = abs((a.theta - b.theta + np.pi / 2) % np.pi - np.pi / 2)
+        if dtheta > np.deg2rad(70):
+            continue
+        centre = np.array([w / 2, h / 2])
+        gap = abs(centre @ a.normal - a.rho) + abs(centre @ b.normal - b.rho)
+        sep = abs(abs(centre @ a.normal - a.rho) - abs(centre @ b.normal - b.rho))
+        # Opposite sides lie on either side of something: demand a real gap.
+        if min(gap, sep + gap) < 0.08 * min(w, h):
+            continue
+        # Mean direction of the pair: average the doubled angles (lines are mod 180).
+        mean2 = np.arctan2(
+            np.sin(2 * a.theta) + np.sin(2 * b.theta), np.cos(2 * a.theta) + np.cos(2 * b.theta)
+        )
+        pairs.append((i, j, float(mean2 / 2)))
+
+    candidates = []
+    for (i, j, ta), (k, m, tb) in itertools.combinations(pairs, 2):
+        if len({i, j, k, m}) < 4:
+            continue
+        dfam = abs((ta - tb + np.pi / 2) % np.pi - np.pi / 2)
+        if dfam < np.deg2rad(25):
+            continue
+        li, lj, lk, lm = (all_lines[q] for q in (i, j, k, m))
+        corners = [_intersect(li, lk), _intersect(lk, lj), _intersect(lj, lm), _intersect(lm, li)]
+        if any(c is None for c in corners):
+            continue
+        quad = np.array(corners, np.float64)
+        if np.any(quad < -1.5) or np.any(quad[:, 0] > w + 0.5) or np.any(quad[:, 1] > h + 0.5):
+            continue
+        hull = cv2.convexHull(quad.astype(np.float32), returnPoints=False)
+        if len(hull) != 4:
+            continue
+        area = abs(float(cv2.contourArea(quad.astype(np.float32))))
+        if area < 0.05 * w * h:
+            continue
+        side_len = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+        pair_a, pair_b = side_len[0] + side_len[2], side_len[1] + side_len[3]
+        # A 2:1 mat seen up to ~55 degrees from vertical stays within 5:1 in the image;
+        # a strip of table between two edges does not.
+        if max(pair_a, pair_b) > 5.0 * min(pair_a, pair_b):
+            continue
+        sides = ((i, k, m), (k, i, j), (j, k, m), (m, i, j))
+        support = []
+        for line_idx, e1, e2 in sides:
+            ln = all_lines[line_idx]
+            p1 = _intersect(ln, all_lines[e1])
+            p2 = _intersect(ln, all_lines[e2])
+            assert p1 is not None and p2 is not None  # checked above
+            p0 = ln.normal * ln.rho
+            t1, t2 = float((p1 - p0) @ ln.direction), float((p2 - p0) @ ln.direction)
+            support.append(_side_support(*profiles[line_idx], t1, t2))
+        s = np.array(support)
+        if s.min() < 0.5:
+            continue
+        border = any(all_lines[q].border for q in (i, j, k, m))
+        # Larger is better: a strip of table between two edges is uniform too.
+        score = float(s.min() * s.mean() * np.sqrt(area / (w * h)))
+        candidates.append((score, quad, s, border))
+
+    if not candidates:
+        return CalibrationFailure(
+            FailureReason.NO_MAT,
+            "no mat found: no four long straight edges enclose a felt-coloured region; "
+            "make sure the whole mat is in view and lit, or give the four corners by hand",
+        )
+    candidates.sort(key=lambda c: -c[0])
+
+    def best_of(use_border: bool) -> tuple[float, FloatArray, FloatArray, float, FloatArray]:
+        best: tuple[float, FloatArray, FloatArray, float, FloatArray] = (
+            -1.0,
+            np.zeros((4, 2)),
+            np.zeros(4),
+            0.0,
+            np.zeros(3),
+        )
+        chosen = [c for c in candidates if c[3] == use_border][:40]
+        for score, quad, s, _ in chosen:
+            uni, felt = _uniformity(lab_tiny, quad * tiny_from_work)
+            if uni >= _MIN_UNIFORMITY and score * uni**2 > best[0]:
+                best = (score * uni**2, quad, s, uni, felt)
+        return best
+
+    # A whole mat in view beats any explanation that needs the image border.
+    total, quad, s, uni, felt = best_of(use_border=False)
+    if total < 0:
+        total, _, _, _, _ = best_of(use_border=True)
+        if total >= 0:
+            return CalibrationFailure(
+                FailureReason.MAT_PARTLY_OUT_OF_FRAME,
+                "the mat runs out of the picture: not all four of its edges are in view; "
+                "move the camera back or zoom out until the whole mat and some table show",
+            )
+        return CalibrationFailure(
+            FailureReason.NO_MAT,
+            "no mat found: the straight edges in view do not enclose a uniform felt region; "
+            "make sure the whole mat is in view, or give the four corners by hand",
+        )
+    quad = _clockwise(quad)
+    return MatQuad(
+        corners_image_xy_px=(quad + 0.5) / scale - 0.5,
+        side_support=s,
+        uniformity=uni,
+        felt_lab=felt,
+    )
+
+
+def _clockwise(quad: FloatArray) -> FloatArray:
+    """Order corners clockwise in the image (y down), starting at the top-left-most."""
+    centre = quad.mean(axis=0)
+    ang = np.arctan2(quad[:, 1] - centre[1], quad[:, 0] - centre[0])
+    q = quad[np.argsort(ang)]
+    start = int(np.argmin(q.sum(axis=1)))
+    return np.roll(q, -start, axis=0)

@@ -1,0 +1,240 @@
+"""From a rough mat outline to a fitted camera: edges, baselines, distortion, pose.
+
+The steps, each refining the camera the one before produced:
+
+1. Try both ways the outline can be the 6 ft x 3 ft mat (which pair of sides
+   is long); build a pinhole camera for each from its four corners.
+2. Sample the four edges to sub-pixel across wide profiles; fit focal
+   length, k1 and pose.
+3. Sample again across narrow profiles, now also across the four baselines
+   (rule 2.3.1), and fit focal length, k1, k2 and pose; drop outliers; fit
+   again.
+4. Keep the hypothesis whose baselines are found and whose residual is lower.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from calibration.camera import CameraModel
+from calibration.edges import ridge_points, sample_curve, step_points
+from calibration.fit import (
+    MAT_CORNERS_MM,
+    CameraFit,
+    Observations,
+    baseline_segment_mm,
+    edge_lines,
+    fit_camera,
+    initial_camera,
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+#: A baseline counts as found when this fraction of its profiles show the line.
+BASELINE_FOUND_FRACTION = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class BaselineFit:
+    """One baseline as seen: which corner, how much of it was found, its fit residual.
+
+    Parameters
+    ----------
+    corner_mm : (2,) ndarray
+        The corner behind it, in the calibration frame.
+    found_fraction : float
+        Fraction of profiles across it that showed a thin line.
+    contrast : float
+        Lightness of the line minus the felt (Lab L, 0-255 scale).
+    rms_residual_mm : float
+        RMS distance of its points from the rule 2.3.1 line after the fit
+        (NaN when not found).
+    image_xy_px : (2, 2) ndarray
+        Its two ends (on the long and the short edge) projected into the image.
+    """
+
+    corner_mm: FloatArray
+    found_fraction: float
+    contrast: float
+    rms_residual_mm: float
+    image_xy_px: FloatArray
+
+    @property
+    def found(self) -> bool:
+        """Whether enough of the line was seen to use it."""
+        return self.found_fraction >= BASELINE_FOUND_FRACTION
+
+
+@dataclass(frozen=True, eq=False)
+class PipelineResult:
+    """The fitted camera and what it was fitted to."""
+
+    fit: CameraFit
+    baselines: tuple[BaselineFit, ...]
+    edge_found_fraction: float
+
+
+def image_lab_float(image_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """The image as float Lab (8-bit scale), lightly smoothed against sensor noise."""
+    blurred = cv2.GaussianBlur(image_bgr, (0, 0), 0.8)
+    return np.asarray(cv2.cvtColor(blurred, cv2.COLOR_BGR2Lab), np.float32)
+
+
+def _edge_observations(
+    image_lab: npt.NDArray[np.float32],
+    camera: CameraModel,
+    half_width_px: float,
+    search_px: float | None = None,
+) -> tuple[Observations, float]:
+    pts, normals, offsets, total = [], [], [], 0
+    for i, line in enumerate(edge_lines()):
+        a, b = MAT_CORNERS_MM[i], MAT_CORNERS_MM[(i + 1) % 4]
+        curve = sample_curve(camera, a, b, np.zeros(2))
+        xy, found = step_points(image_lab, curve, half_width_px, search_px=search_px)
+        total += len(found)
+        pts.append(xy[found])
+        normals.append(np.tile(line.normal, (int(found.sum()), 1)))
+        offsets.append(np.full(int(found.sum()), line.offset_mm))
+    counts = [len(p) for p in pts]
+    obs = Observations(
+        np.vstack(pts),
+        np.vstack(normals),
+        np.concatenate(offsets),
+        np.zeros(sum(counts), int),
+        np.repeat(np.arange(4), counts),
+    )
+    return obs, len(obs) / max(1, total)
+
+
+def _baseline_observations(
+    image_lab: npt.NDArray[np.float32], camera: CameraModel, half_width_px: float
+) -> tuple[Observations, list[tuple[FloatArray, float, float, FloatArray, int]]]:
+    pts, normals, offsets = [], [], []
+    info = []
+    start = 0
+    for corner in MAT_CORNERS_MM:
+        on_long, on_short, line = baseline_segment_mm(corner)
+        curve = sample_curve(camera, on_long, on_short, np.zeros(2), spacing_px=4.0, trim=0.08)
+        xy, found, contrast = ridge_points(image_lab, curve, half_width_px)
+        frac = float(found.mean()) if len(found) else 0.0
+        ends_px = camera.mat_to_image(np.array([on_long, on_short]))
+        n = int(found.sum()) if frac >= BASELINE_FOUND_FRACTION else 0
+        if n:
+            pts.append(xy[found])
+            normals.append(np.tile(line.normal, (n, 1)))
+            offsets.append(np.full(n, line.offset_mm))
+        info.append((corner, frac, contrast, ends_px, start))
+        start += n
+    if not pts:
+        return Observations.concat([]), info
+    obs = Observations(
+        np.vstack(pts),
+        np.vstack(normals),
+        np.concatenate(offsets),
+        np.ones(start, int),
+        np.full(start, -1),
+    )
+    return obs, info
+
+
+def _quick_fit(
+    image_lab: npt.NDArray[np.float32], camera: CameraModel, *, fit_distortion: bool
+) -> tuple[CameraFit, int]:
+    """A first fit to the edges alone, and how many baselines it then finds."""
+    wide = max(8.0, max(camera.image_size_wh) / 150)
+    obs, _ = _edge_observations(image_lab, camera, wide)
+    fit = fit_camera(camera, obs, fit_distortion=fit_distortion, fit_k2=False)
+    _, info = _baseline_observations(image_lab, fit.camera, wide)
+    return fit, sum(frac >= BASELINE_FOUND_FRACTION for _, frac, _, _, _ in info)
+
+
+def _refine(
+    image_lab: npt.NDArray[np.float32],
+    fit: CameraFit,
+    *,
+    fit_distortion: bool,
+) -> PipelineResult:
+    size = max(fit.camera.image_size_wh)
+    wide = max(8.0, size / 150)
+    narrow = max(3.0, size / 500)
+    for _ in range(2):
+        edges, edge_frac = _edge_observations(image_lab, fit.camera, wide, narrow)
+        lines, info = _baseline_observations(image_lab, fit.camera, wide)
+        obs = Observations.concat([edges, lines])
+        n_found = sum(frac >= BASELINE_FOUND_FRACTION for _, frac, _, _, _ in info)
+        offsets = n_found >= 3
+        fit = fit_camera(fit.camera, obs, fit_distortion=fit_distortion, fit_edge_offsets=offsets)
+        # Winks, hands and shadows on an edge give points far off the line.
+        keep = np.abs(fit.residual_px) < max(1.5, 3.0 * _robust_sigma(fit.residual_px))
+        if keep.sum() < len(keep):
+            fit = fit_camera(
+                fit.camera,
+                obs.subset(keep),
+                fit_distortion=fit_distortion,
+                fit_edge_offsets=offsets,
+            )
+    baselines = []
+    kinds = fit.observations.kind
+    for corner, frac, contrast, _ends_px, _ in info:
+        sel = (kinds == 1) & np.all(
+            np.isclose(fit.observations.line_normal, corner / np.linalg.norm(corner)), axis=1
+        )
+        rms = float(np.sqrt(np.mean(fit.residual_mm[sel] ** 2))) if np.any(sel) else float("nan")
+        baselines.append(
+            BaselineFit(
+                corner_mm=corner,
+                found_fraction=frac,
+                contrast=contrast,
+                rms_residual_mm=rms,
+                image_xy_px=fit.camera.mat_to_image(np.array(baseline_segment_mm(corner)[:2])),
+            )
+        )
+    return PipelineResult(fit=fit, baselines=tuple(baselines), edge_found_fraction=edge_frac)
+
+
+def _robust_sigma(values: FloatArray) -> float:
+    if len(values) == 0:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(values - np.median(values))))
+
+
+def fit_from_outline(
+    image_bgr: npt.NDArray[np.uint8],
+    outline_image_px: FloatArray,
+    *,
+    dist_coeffs: FloatArray | None = None,
+) -> PipelineResult:
+    """Fit the camera to the mat whose outline is roughly ``outline_image_px``.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+    outline_image_px : (4, 2) ndarray
+        The mat's corners in order around it (clockwise in the image), within a
+        few pixels.
+    dist_coeffs : (5,) ndarray, optional
+        Known lens distortion; estimated from the edges when not given.
+    """
+    h, w = image_bgr.shape[:2]
+    image_lab = image_lab_float(image_bgr)
+    quick = []
+    # A camera above the mat sees it as from above, unmirrored: MAT_CORNERS_MM
+    # (counter-clockwise from above) appear counter-clockwise on screen, so the
+    # clockwise outline is reversed. Which corner comes first decides which sides
+    # are long; the baselines (and failing them, the residual) say which is right.
+    ccw = np.asarray(outline_image_px, np.float64)[::-1]
+    fit_distortion = dist_coeffs is None
+    for shift in (0, 1):
+        corners = np.roll(ccw, -shift, axis=0)
+        camera = initial_camera(corners, (w, h), dist_coeffs)
+        quick.append(_quick_fit(image_lab, camera, fit_distortion=fit_distortion))
+
+    def score(q: tuple[CameraFit, int]) -> tuple[int, float]:
+        return (-q[1], q[0].cost / max(1, len(q[0].observations)))
+
+    best, _ = min(quick, key=score)
+    return _refine(image_lab, best, fit_distortion=fit_distortion)
