@@ -118,3 +118,34 @@ def test_layout_is_deterministic_per_seed() -> None:
     b = make_layout(np.random.default_rng(5))
     assert [w.centre_mm for w in a.winks] == [w.centre_mm for w in b.winks]
     assert a.corners == b.corners
+
+
+@pytest.mark.parametrize(
+    ("radius_px", "aspect"),
+    [
+        (3.0, 1.0),  # a far small wink
+        (7.3, 0.6),  # an overhead wink seen obliquely
+        (60.0, 0.8),  # a closeup wink
+        (200.0, 1.0),  # a big object on the coarser grid
+    ],
+)
+def test_polygon_coverage_keeps_area_and_centroid(radius_px: float, aspect: float) -> None:
+    # OpenCV's own anti-aliasing grows shapes by ~0.7 px; ours must not bias size or position.
+    from shapely.geometry import Polygon
+
+    from tools.scenegen.render import _coverage
+
+    centre = np.array([250.37, 251.81])
+    ang = np.linspace(0, 2 * np.pi, 96, endpoint=False)
+    poly = np.stack(
+        [centre[0] + radius_px * np.cos(ang), centre[1] + aspect * radius_px * np.sin(ang)], -1
+    )
+    got = _coverage(poly, (1000, 1000))
+    assert got is not None
+    cov, x0, y0 = got
+    ys, xs = np.mgrid[y0 : y0 + cov.shape[0], x0 : x0 + cov.shape[1]]
+    exact = Polygon(poly)
+    area = float(cov.sum())
+    assert (area - exact.area) / exact.length == pytest.approx(0.0, abs=0.02)  # edge shift, px
+    assert float((cov * xs).sum()) / area == pytest.approx(exact.centroid.x, abs=0.04)
+    assert float((cov * ys).sum()) / area == pytest.approx(exact.centroid.y, abs=0.04)

@@ -39,7 +39,7 @@ def _solids(scene: Scene) -> list[WinkSolid]:
 
 def test_sample_set_covers_every_profile() -> None:
     profiles = {p.stem.split("_")[0] for p in SCENES}
-    assert profiles == {"overhead", "oblique", "closeup", "start", "nomat"}
+    assert profiles == {"overhead", "oblique", "closeup", "start", "nomat", "partial"}
     for path in SCENES:
         assert path.with_suffix(".jpg").exists(), path
 
@@ -155,6 +155,15 @@ def test_nomat_scene_says_no_mat() -> None:
     scene = load_scene(SAMPLES / "nomat_00101.json")
     assert not scene.mat_in_view
     assert scene.winks == () and scene.baselines == () and scene.pot is None
+
+
+def test_partial_scene_has_a_mat_corner_out_of_frame() -> None:
+    scene = load_scene(SAMPLES / "partial_00101.json")
+    corners = np.array([b.corner for b in scene.baselines])
+    px = scene.camera.mat_to_image(corners)
+    w, h = scene.camera.image_size_wh
+    inside = (px[:, 0] >= 0) & (px[:, 0] < w) & (px[:, 1] >= 0) & (px[:, 1] < h)
+    assert 1 <= int(inside.sum()) <= 2
 
 
 def test_blue_corner_varies_across_samples() -> None:

@@ -8,8 +8,9 @@ deterministic per (profile, seed). Projection goes through
 truth.
 
 Profiles: ``overhead``, ``oblique``, ``closeup``, ``start`` (overhead, all
-24 winks unplayed behind their baselines, rule 5.2) and ``nomat`` (table and
-clutter only).
+24 winks unplayed behind their baselines, rule 5.2), ``nomat`` (table and
+clutter only) and ``partial`` (overhead aimed off-centre: part of the mat is out
+of frame, for bad-input tests).
 
 Command line::
 
@@ -40,10 +41,10 @@ from tools.scenegen.geometry import (
     baseline_ends,
     compute_facts,
 )
-from tools.scenegen.layout import Layout, make_layout
+from tools.scenegen.layout import Layout, make_clutter, make_layout
 from tools.scenegen.render import render_scene
 
-PROFILES = ("overhead", "oblique", "closeup", "start", "nomat")
+PROFILES = ("overhead", "oblique", "closeup", "start", "nomat", "partial")
 
 
 class UnknownProfileError(ValueError):
@@ -81,6 +82,7 @@ def generate_scene(profile: str, seed: int) -> GeneratedScene:
     if profile == "nomat":
         layout.mat_present = False
         layout.winks = []
+        layout.distractors = make_clutter(rng, layout)
         facts = compute_facts([])
     else:
         facts = compute_facts(layout.winks)
@@ -88,6 +90,8 @@ def generate_scene(profile: str, seed: int) -> GeneratedScene:
         sampled = cameras.overhead(rng)
     elif profile == "oblique":
         sampled = cameras.oblique(rng)
+    elif profile == "partial":
+        sampled = cameras.partial(rng)
     else:
         disputed, target = _choose_disputed(layout, facts, rng)
         sampled = cameras.closeup(rng, target)

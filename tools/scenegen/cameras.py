@@ -182,6 +182,32 @@ def closeup(rng: np.random.Generator, target_mm: Sequence[float]) -> SampledCame
     return SampledCamera(model, info)
 
 
+def partial(rng: np.random.Generator) -> SampledCamera:
+    """An overhead webcam aimed off-centre, so part of the mat is out of frame."""
+    for _ in range(400):
+        height = float(rng.uniform(1300.0, 2000.0))
+        tilt = math.radians(float(rng.uniform(0.0, 15.0)))
+        az = float(rng.uniform(0, 2 * math.pi))
+        target = np.array(
+            [float(rng.choice([-1, 1]) * rng.uniform(450.0, 750.0)), rng.normal(0, 80.0), 0.0]
+        )
+        pos = target + (height / math.cos(tilt)) * np.array(
+            [math.sin(tilt) * math.cos(az), math.sin(tilt) * math.sin(az), math.cos(tilt)]
+        )
+        yaw = float(rng.choice([0.0, math.pi]) + rng.uniform(-0.4, 0.4))
+        rot, t = look_at(pos, target, (math.cos(yaw), math.sin(yaw), 0.0))
+        k = intrinsics(1920, 1080, float(rng.uniform(55.0, 70.0)), rng)
+        dist_coeffs = np.array([float(rng.uniform(-0.08, -0.02)), 0.01, 0.0, 0.0, 0.0])
+        model = CameraModel((1920, 1080), k, dist_coeffs, rot, t)
+        corners_in = sum(_fits(model, c[None, :], 0.0) for c in MAT_CORNERS_MM)
+        if 1 <= corners_in <= 2 and _fits(model, np.zeros((1, 3)), 100.0):
+            info = _info(
+                model, {"height_mm": float(pos[2]), "tilt_deg": _optical_axis_tilt_deg(model)}
+            )
+            return SampledCamera(model, info)
+    raise RuntimeError("no partial-view camera found; this is a generator bug")
+
+
 def nomat(rng: np.random.Generator) -> SampledCamera:
     """An overhead webcam over a table with no mat on it."""
     return overhead(rng)

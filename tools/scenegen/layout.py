@@ -562,7 +562,43 @@ def make_distractors(rng: np.random.Generator, layout: Layout, *, on_mat: bool) 
     out.append(
         Distractor(kind, table_xy(size[0] / 2), tz, size, float(rng.uniform(0, math.pi)), colour)
     )
-    # Keep distractors from overlapping each other.
+    return _without_overlaps(out)
+
+
+def make_clutter(rng: np.random.Generator, layout: Layout) -> list[Distractor]:
+    """A bare table with things on it: for images that must not be taken for a mat."""
+    out = make_distractors(rng, layout, on_mat=False)
+    tz = layout.table_z_mm
+    colours = [(30, 30, 30), (180, 60, 40), (220, 220, 220), (40, 90, 160), (60, 140, 200)]
+    for _ in range(int(rng.integers(5, 10))):
+        kind = str(rng.choice(["squidger", "sheet", "mug", "phone", "pen", "book"]))
+        size = {
+            "squidger": (float(rng.uniform(25, 51)),) * 2 + (4.0,),
+            "sheet": (210.0, 148.0, 0.2),
+            "mug": (82.0, 82.0, 95.0),
+            "phone": (150.0, 72.0, 8.0),
+            "pen": (140.0, 9.0, 9.0),
+            "book": (240.0, 170.0, 25.0),
+        }[kind]
+        xy = (float(rng.uniform(-900, 900)), float(rng.uniform(-450, 450)))
+        colour = colours[int(rng.integers(len(colours)))]
+        if kind == "sheet":
+            colour = (235, 238, 240)
+        out.append(
+            Distractor(
+                "box" if kind == "book" else kind,
+                xy,
+                tz,
+                size,
+                float(rng.uniform(0, math.pi)),
+                colour,
+            )
+        )
+    return _without_overlaps(out)
+
+
+def _without_overlaps(out: list[Distractor]) -> list[Distractor]:
+    """Keep distractors from overlapping each other."""
     kept: list[Distractor] = []
     for d in out:
         if all(d.footprint().distance(k.footprint()) > 5.0 for k in kept):

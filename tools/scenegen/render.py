@@ -12,12 +12,14 @@ to front with sub-pixel vertices and anti-aliasing.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 from scipy import ndimage
+from shapely.geometry import Polygon
 
 from calibration.camera import CameraModel
 from rules.board import (
@@ -84,6 +86,7 @@ class Look:
     baseline_bgr: np.ndarray
     wink_bgr: dict[Colour, np.ndarray]
     wood: bool
+    plank_mm: float
 
 
 def choose_look(rng: np.random.Generator) -> Look:
@@ -113,6 +116,7 @@ def choose_look(rng: np.random.Generator) -> Look:
         baseline_bgr=np.array([0.12, 0.12, 0.13]) * rng.uniform(0.6, 1.4),
         wink_bgr=wink_bgr,
         wood=table_i in (0, 1) or bool(rng.random() < 0.3),
+        plank_mm=float(rng.uniform(90.0, 200.0)),
     )
 
 
@@ -135,11 +139,13 @@ def _noise_tile(rng: np.random.Generator, size: int, sigmas: tuple[float, ...]) 
 
 def _wood_tile(rng: np.random.Generator, size: int) -> F32:
     white = rng.standard_normal((size, size)).astype(np.float32)
-    grain = ndimage.gaussian_filter(white, (1.2, 40.0), mode="wrap")
+    grain = ndimage.gaussian_filter(white, (2.0, 60.0), mode="wrap")
     grain /= grain.std() + 1e-9
+    fine = ndimage.gaussian_filter(rng.standard_normal((size, size)), (0.6, 8.0), mode="wrap")
+    fine /= fine.std() + 1e-9
     rows = np.arange(size, dtype=np.float32)[:, None]
-    rings = np.sin(rows * (2 * np.pi * 9 / size) + 3.0 * grain)
-    return (0.6 * rings + 0.6 * grain).astype(np.float32)
+    rings = np.sin(rows * (2 * np.pi * 5 / size) + 2.5 * grain)
+    return (0.5 * rings + 0.4 * grain + 0.25 * fine).astype(np.float32)
 
 
 def _sample_tile(tile: F32, u: F32, v: F32) -> F32:
@@ -284,12 +290,19 @@ def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Gen
 
         # Table top.
         tx, ty, tmm = hit(table_z)
-        tex = (
-            _sample_tile(table_tile, tx / 1.5, ty / 1.5)
-            if look.wood
-            else _sample_tile(table_tile, tx / 2.0, ty / 2.0)
-        )
-        table = look.table_bgr[None, None, :] * (1 + 0.10 * tex)[..., None]
+        if look.wood:
+            # Planks along x, each with its own tone and grain offset, dark seams between.
+            plank = np.floor(ty / look.plank_mm)
+            tone = np.sin(plank * 12.9898) * 43758.5453
+            tone = (tone - np.floor(tone) - 0.5).astype(np.float32)
+            tex = _sample_tile(table_tile, (tx + plank * 173.0) / 1.5, ty / 1.5)
+            seam_d = np.abs(ty - np.round(ty / look.plank_mm) * look.plank_mm)
+            seam = np.clip(0.6 + 0.5 * tmm - seam_d, 0, None) / np.maximum(tmm, 0.6)
+            table_mod = (1 + 0.09 * tex + 0.14 * tone) * (1 - 0.35 * np.clip(seam, 0, 1))
+        else:
+            tex = _sample_tile(table_tile, tx / 2.0, ty / 2.0)
+            table_mod = 1 + 0.035 * tex
+        table = look.table_bgr[None, None, :] * table_mod[..., None]
         table *= _light_factor(look, tx, ty, table_z)[..., None]
         sd_table = np.minimum(thl - np.abs(tx), thw - np.abs(ty))  # >0 inside
         cov = np.clip(0.5 + sd_table / np.maximum(tmm, 1e-3), 0, 1)[..., None]
@@ -332,23 +345,72 @@ def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Gen
 # --------------------------------------------------------------------------
 
 
-def _fill(img: F32, poly_px: np.ndarray, colour: np.ndarray, alpha: float = 1.0) -> None:
-    """Anti-aliased polygon fill with sub-pixel vertices, blended by ``alpha``."""
+Shader = Callable[[F32, F32], F32]
+
+
+def _coverage(poly_px: np.ndarray, shape_hw: tuple[int, ...]) -> tuple[F32, int, int] | None:
+    """Exact-ish area coverage of a convex polygon over its bounding patch.
+
+    OpenCV's anti-aliased fill grows shapes by about 0.7 px, which would bias
+    every wink's apparent size; instead the polygon is filled without
+    anti-aliasing on a grid ``s`` times finer and box-averaged down. The
+    fine fill includes boundary samples, so the polygon is first moved in
+    by half a fine sample. Huge shapes (tables, mugs in closeups) fall back
+    to a cheaper grid.
+    """
     if poly_px.size == 0 or not np.all(np.isfinite(poly_px)):
-        return
+        return None
     x0 = int(max(math.floor(poly_px[:, 0].min()) - 2, 0))
     y0 = int(max(math.floor(poly_px[:, 1].min()) - 2, 0))
-    x1 = int(min(math.ceil(poly_px[:, 0].max()) + 3, img.shape[1]))
-    y1 = int(min(math.ceil(poly_px[:, 1].max()) + 3, img.shape[0]))
+    x1 = int(min(math.ceil(poly_px[:, 0].max()) + 3, shape_hw[1]))
+    y1 = int(min(math.ceil(poly_px[:, 1].max()) + 3, shape_hw[0]))
     if x1 <= x0 or y1 <= y0:
+        return None
+    w, h = x1 - x0, y1 - y0
+    area = w * h
+    s = 8 if area <= 40_000 else 4 if area <= 250_000 else 2 if area <= 1_000_000 else 1
+    local = poly_px - [x0, y0]
+    if s == 1:
+        mask = np.zeros((h, w), np.uint8)
+        cv2.fillPoly(mask, [np.round(local * _SCALE).astype(np.int32)], 255, cv2.LINE_AA, _SHIFT)
+        return mask.astype(np.float32) / 255.0, x0, y0
+    shrunk = Polygon(local).buffer(-0.5 / s, join_style=2)
+    if shrunk.is_empty or shrunk.geom_type != "Polygon":
+        return None
+    pts = np.asarray(shrunk.exterior.coords)[:-1]
+    fine = (pts + 0.5) * s - 0.5
+    mask = np.zeros((h * s, w * s), np.uint8)
+    cv2.fillPoly(mask, [np.round(fine * _SCALE).astype(np.int32)], 255, cv2.LINE_8, _SHIFT)
+    small = cv2.resize(mask, (w, h), interpolation=cv2.INTER_AREA)
+    return small.astype(np.float32) / 255.0, x0, y0
+
+
+def _fill(
+    img: F32,
+    poly_px: np.ndarray,
+    colour: np.ndarray,
+    alpha: float = 1.0,
+    shader: Shader | None = None,
+) -> None:
+    """Anti-aliased convex polygon fill, blended by ``alpha``.
+
+    ``shader(xs, ys)`` may give a per-pixel colour (h, w, C) from canvas
+    pixel coordinates instead of the flat ``colour``.
+    """
+    got = _coverage(poly_px, img.shape)
+    if got is None:
         return
-    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
-    pts = np.round((poly_px - [x0, y0]) * _SCALE).astype(np.int32)
-    cv2.fillPoly(mask, [pts], 255, cv2.LINE_AA, _SHIFT)
-    a = (mask.astype(np.float32) / 255.0 * alpha)[..., None]
-    region = img[y0:y1, x0:x1]
+    cov, x0, y0 = got
+    h, w = cov.shape
+    a = (cov * alpha)[..., None]
+    region = img[y0 : y0 + h, x0 : x0 + w]
+    if shader is not None:
+        ys, xs = np.mgrid[y0 : y0 + h, x0 : x0 + w].astype(np.float32)
+        fill = shader(xs, ys)
+    else:
+        fill = np.asarray(colour, np.float32)[None, None, :]
     region *= 1 - a
-    region += a * np.asarray(colour, np.float32)[None, None, :]
+    region += a * fill
 
 
 def _shade(
@@ -399,15 +461,28 @@ def draw_disc(
     _fill(img, hull.astype(np.float64), colour * diffuse * 0.62, alpha)
     face = rim_points(wink, face_sign * h / 2, r - b, count)
     face_px = canvas.project(face)
-    face_colour = colour * diffuse + gloss * spec
-    _fill(img, face_px, np.clip(face_colour, 0, 1.2), alpha)
-    # A soft sheen towards the light: a smaller, brighter inner disc.
-    lit = look.light_mm[:2] - c[:2]
-    lit = lit / (np.linalg.norm(lit) + 1e-9) * (r - b) * 0.25
-    inner = face + np.array([lit[0], lit[1], 0.0])
-    inner = c + (inner - c) * 0.55
-    inner_px = canvas.project(inner)
-    _fill(img, inner_px, np.clip(face_colour * 1.08 + 0.02, 0, 1.2), alpha * 0.35)
+    centre_px = canvas.project(c[None, :] + face_sign * (h / 2) * n[None, :])[0]
+    toward = look.light_mm[:2] - c[:2]
+    toward = toward / (np.linalg.norm(toward) + 1e-9)
+    lit_px = canvas.project(
+        np.array([[c[0] + toward[0] * (r - b), c[1] + toward[1] * (r - b), c[2]]])
+    )[0]
+    g = lit_px - centre_px
+    radius_px = float(np.linalg.norm(g)) + 1e-6
+    g = g / radius_px
+    base = np.asarray(colour, np.float32) * np.float32(diffuse)
+    spot = centre_px + 0.35 * radius_px * g
+    sigma2 = np.float32(2 * (0.4 * radius_px) ** 2)
+    sheen = np.float32(gloss * (0.25 * spec + 0.05))
+
+    def shader(xs: F32, ys: F32) -> F32:
+        # A gentle gradient towards the light and a soft sheen on the plastic.
+        along = ((xs - centre_px[0]) * g[0] + (ys - centre_px[1]) * g[1]) / radius_px
+        d2 = (xs - spot[0]) ** 2 + (ys - spot[1]) ** 2
+        shade = base[None, None, :] * (1 + 0.07 * along)[..., None]
+        return shade + (sheen * np.exp(-d2 / sigma2))[..., None]
+
+    _fill(img, face_px, base, alpha, shader=shader)
 
 
 def _cylinder_ring(centre: np.ndarray, radius: float, z: float, count: int = 96) -> np.ndarray:
