@@ -1,0 +1,99 @@
+"""Wink colours relative to the felt: hue classes, coverage, white balance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rules.board import Colour
+from vision.colour import (
+    COLOURS,
+    ColourReference,
+    classify_hue,
+    coverage,
+    felt_contrast,
+    hue_saturation,
+)
+
+
+@pytest.mark.parametrize("colour", list(Colour))
+def test_each_prototype_is_classified_as_its_own_colour(colour: Colour) -> None:
+    ref = ColourReference()
+    hue, sat = hue_saturation(ref.ratio_bgr[colour])
+    index, margin = classify_hue(hue, ref)
+    assert COLOURS[int(index)] is colour
+    assert sat > 0.2
+    assert margin > 10
+
+
+@pytest.mark.parametrize(
+    "bgr",
+    [
+        # the felt itself
+        (1.0, 1.0, 1.0),
+        # a shadow: darker, same hue
+        (0.4, 0.4, 0.4),
+        # black squidger
+        (0.05, 0.05, 0.05),
+    ],
+)
+def test_neutral_things_have_no_saturation(bgr: tuple[float, float, float]) -> None:
+    _, sat = hue_saturation(bgr)
+    assert sat < 0.02
+
+
+def test_purple_is_not_a_wink_colour() -> None:
+    # Purple squidgers (blue + red, no green) sit between two prototypes.
+    hue, _ = hue_saturation((0.9, 0.2, 0.9))
+    index, _ = classify_hue(hue, ColourReference())
+    assert int(index) == -1
+
+
+def test_coverage_is_linear_in_mixing() -> None:
+    felt = np.array([1.0, 1.1, 0.9])
+    wink = np.array([0.2, 0.5, 0.15])
+    mixes = np.array([0.0, 0.3, 0.5, 1.0])
+    pixels = mixes[:, None] * wink + (1 - mixes[:, None]) * felt
+    np.testing.assert_allclose(coverage(pixels, felt, wink), mixes, atol=1e-12)
+
+
+def test_coverage_of_a_felt_coloured_wink_is_refused() -> None:
+    with pytest.raises(ValueError, match="equals the felt"):
+        coverage([1.0, 1.0, 1.0], [0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
+
+
+def test_normalise_divides_by_felt_brightness_and_white_balance() -> None:
+    ref = ColourReference(white_bgr=(0.5, 1.0, 2.0))
+    out = ref.normalise([[99.0, 99.0, 99.0]], [[99.0, 99.0, 99.0]])
+    # brightness 99 + 1 = 100; then per-channel gains
+    np.testing.assert_allclose(out, [[1.98, 0.99, 0.495]], rtol=1e-6)
+
+
+def test_felt_contrast_is_a_distance() -> None:
+    assert felt_contrast([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]) == pytest.approx(0.0)
+    assert felt_contrast([1.0, 1.0, 4.0], [1.0, 5.0, 1.0]) == pytest.approx(5.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        # a colour is missing
+        ({"ratio_bgr": {Colour.BLUE: (0.7, 0.3, 0.1)}}, "lacks"),
+        # grey is not a wink colour
+        (
+            {"ratio_bgr": {c: (0.5, 0.5, 0.5) for c in Colour}},
+            "grey",
+        ),
+        # white balance gains must be positive
+        ({"white_bgr": (1.0, 0.0, 1.0)}, "positive"),
+    ],
+)
+def test_bad_colour_reference_is_refused(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ColourReference(**kwargs)
+
+
+def test_with_ratio_replaces_one_colour() -> None:
+    ref = ColourReference().with_ratio(Colour.RED, (0.1, 0.1, 0.8))
+    assert ref.ratio_bgr[Colour.RED] == (0.1, 0.1, 0.8)
+    assert ref.ratio_bgr[Colour.BLUE] == ColourReference().ratio_bgr[Colour.BLUE]

@@ -1,0 +1,266 @@
+"""Detection on synthetic frames with known answers, drawn through a known camera.
+
+The renderer paints a felt mat (with texture and noise) on a table, then
+discs as top faces at their height, anti-aliased in mat millimetres and
+blurred like a webcam: about 0.7 px/mm, so a small wink is 11 px across.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.camera import CameraModel
+from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
+from vision.detect import UnreadableImageError, detect_winks, estimate_radius_bias
+from vision.detections import WinkDetections
+
+FELT_BGR = (118.0, 140.0, 152.0)
+TABLE_BGR = (70.0, 105.0, 150.0)
+WINK_BGR = {
+    Colour.BLUE: (95.0, 42.0, 20.0),
+    Colour.GREEN: (25.0, 80.0, 22.0),
+    Colour.RED: (28.0, 22.0, 125.0),
+    Colour.YELLOW: (35.0, 125.0, 150.0),
+}
+SQUIDGER_BGR = (20.0, 90.0, 25.0)  # green, like a green wink, but 32 mm
+
+
+@dataclass(frozen=True)
+class Disc:
+    x_mm: float
+    y_mm: float
+    radius_mm: float
+    bgr: tuple[float, float, float]
+    top_z_mm: float = 1.7
+
+
+def _camera() -> CameraModel:
+    # 1.6 m above the mat, tilted 10 degrees about x: a typical overhead webcam.
+    tilt = np.radians(-10.0)
+    down = np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]])
+    rot_x = np.array([[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]])
+    rotation = rot_x @ down
+    centre = np.array([0.0, -250.0, 1600.0])
+    return CameraModel(
+        image_size_wh=(1920, 1080),
+        camera_matrix=np.array([[1150.0, 0, 959.5], [0, 1150.0, 539.5], [0, 0, 1]]),
+        dist_coeffs=np.zeros(5),
+        rotation=rotation,
+        translation_mm=-rotation @ centre,
+    )
+
+
+def _render(camera: CameraModel, discs: list[Disc], seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    width, height = camera.image_size_wh
+    image = np.empty((height, width, 3), np.float32)
+    image[:] = TABLE_BGR
+    corners = np.array(
+        [
+            [sx * MAT_LENGTH_MM / 2, sy * MAT_WIDTH_MM / 2]
+            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+        ]
+    )
+    mat_px = camera.mat_to_image(corners).round().astype(np.int32)
+    mask = np.zeros((height, width), np.uint8)
+    cv2.fillConvexPoly(mask, mat_px, 1)
+    image[mask > 0] = FELT_BGR
+    texture = cv2.GaussianBlur(rng.normal(0, 6, (height, width)).astype(np.float32), (0, 0), 1.5)
+    image += texture[..., None]
+    mm_per_px = camera.mm_per_px_at([0, 0, 0])
+    for disc in discs:
+        centre_px = camera.mat_to_image([[disc.x_mm, disc.y_mm, disc.top_z_mm]])[0]
+        half = int(disc.radius_mm / mm_per_px * 1.5) + 3
+        c0, r0 = int(centre_px[0]) - half, int(centre_px[1]) - half
+        cols, rows = np.meshgrid(np.arange(c0, c0 + 2 * half), np.arange(r0, r0 + 2 * half))
+        mat_xy = camera.image_to_mat(np.column_stack([cols.ravel(), rows.ravel()]), disc.top_z_mm)
+        dist = np.hypot(mat_xy[:, 0] - disc.x_mm, mat_xy[:, 1] - disc.y_mm)
+        cover = np.clip((disc.radius_mm - dist) / mm_per_px + 0.5, 0.0, 1.0).reshape(cols.shape)
+        patch = image[r0 : r0 + 2 * half, c0 : c0 + 2 * half]
+        patch[:] = (
+            patch * (1 - cover[..., None]) + np.array(disc.bgr, np.float32) * cover[..., None]
+        )
+    image = cv2.GaussianBlur(image, (0, 0), 0.7)
+    image += rng.normal(0, 2.5, image.shape).astype(np.float32)
+    return np.clip(image, 0, 255).astype(np.uint8)
+
+
+ISOLATED = [
+    Disc(-400.0, 150.0, 8.0, WINK_BGR[Colour.BLUE]),
+    Disc(-250.0, -120.0, 11.0, WINK_BGR[Colour.BLUE]),
+    Disc(-100.0, 200.0, 8.0, WINK_BGR[Colour.GREEN]),
+    Disc(120.0, -200.0, 11.0, WINK_BGR[Colour.GREEN]),
+    Disc(300.0, 60.0, 8.0, WINK_BGR[Colour.RED]),
+    Disc(450.0, -300.0, 11.0, WINK_BGR[Colour.RED]),
+    Disc(-600.0, -300.0, 8.0, WINK_BGR[Colour.YELLOW]),
+    Disc(600.0, 250.0, 11.0, WINK_BGR[Colour.YELLOW]),
+]
+# A small red wink lying on a large blue one: the blue rim is cut.
+LOWER = Disc(200.0, 300.0, 11.0, WINK_BGR[Colour.BLUE])
+UPPER = Disc(212.0, 304.0, 8.0, WINK_BGR[Colour.RED], top_z_mm=3.4)
+# Two small yellow winks touching.
+TOUCHING = [
+    Disc(-300.0, 330.0, 8.0, WINK_BGR[Colour.YELLOW]),
+    Disc(-283.6, 330.0, 8.0, WINK_BGR[Colour.YELLOW]),
+]
+# Off the mat, on the table (2.5 mm lower).
+OFF = Disc(930.0, -100.0, 8.0, WINK_BGR[Colour.GREEN], top_z_mm=1.7 - 2.5)
+SQUIDGER = Disc(-500.0, 50.0, 16.0, SQUIDGER_BGR, top_z_mm=4.0)
+
+EXPECTED = [
+    *[
+        (d, Colour(c.value))
+        for d, c in zip(ISOLATED, [c for c in Colour for _ in (0, 1)], strict=True)
+    ],
+    (LOWER, Colour.BLUE),
+    (UPPER, Colour.RED),
+    *[(d, Colour.YELLOW) for d in TOUCHING],
+    (OFF, Colour.GREEN),
+]
+
+
+@pytest.fixture(scope="module")
+def scene() -> tuple[CameraModel, np.ndarray, WinkDetections]:
+    camera = _camera()
+    image = _render(camera, [*ISOLATED, LOWER, UPPER, *TOUCHING, OFF, SQUIDGER])
+    return camera, image, detect_winks(image, camera)
+
+
+def _match(found: WinkDetections, disc: Disc) -> int:
+    dist = np.hypot(found.mat_xy_mm[:, 0] - disc.x_mm, found.mat_xy_mm[:, 1] - disc.y_mm)
+    best = int(np.argmin(dist))
+    assert dist[best] < 5.0, (
+        f"no detection near ({disc.x_mm}, {disc.y_mm}); nearest {dist[best]:.1f} mm"
+    )
+    return best
+
+
+def test_every_wink_is_found_and_nothing_else(scene) -> None:
+    _, _, found = scene
+    assert len(found) == len(EXPECTED)
+
+
+@pytest.mark.parametrize("index", range(len(ISOLATED)))
+def test_isolated_wink_centre_size_and_colour(scene, index: int) -> None:
+    _, _, found = scene
+    disc = ISOLATED[index]
+    i = _match(found, disc)
+    assert np.hypot(*(found.mat_xy_mm[i] - [disc.x_mm, disc.y_mm])) < 0.5
+    assert found.size[i] is (WinkSize.LARGE if disc.radius_mm > 9 else WinkSize.SMALL)
+    assert found.colour[i] is EXPECTED[index][1]
+    assert found.rim_visible_fraction[i] > 0.8
+    assert found.centre_sigma_mm[i] < 0.5
+
+
+def test_partly_covered_wink_is_fitted_from_its_visible_arc(scene) -> None:
+    _, _, found = scene
+    i = _match(found, LOWER)
+    assert found.colour[i] is Colour.BLUE
+    assert found.size[i] is WinkSize.LARGE
+    assert np.hypot(*(found.mat_xy_mm[i] - [LOWER.x_mm, LOWER.y_mm])) < 1.0
+    assert found.rim_visible_fraction[i] < 0.9
+
+
+def test_wink_on_top_is_lifted_and_its_centre_corrected_for_height(scene) -> None:
+    _, _, found = scene
+    i = _match(found, UPPER)
+    lower = _match(found, LOWER)
+    assert found.colour[i] is Colour.RED
+    assert found.size[i] is WinkSize.SMALL
+    assert found.z_mm[i] > found.z_mm[lower]
+    assert np.hypot(*(found.mat_xy_mm[i] - [UPPER.x_mm, UPPER.y_mm])) < 0.6
+
+
+def test_touching_winks_of_one_colour_are_two_winks(scene) -> None:
+    _, _, found = scene
+    hits = {_match(found, d) for d in TOUCHING}
+    assert len(hits) == 2
+    for disc in TOUCHING:
+        i = _match(found, disc)
+        assert np.hypot(*(found.mat_xy_mm[i] - [disc.x_mm, disc.y_mm])) < 0.8
+
+
+def test_wink_off_the_mat_is_found_on_the_table(scene) -> None:
+    _, _, found = scene
+    i = _match(found, OFF)
+    assert found.z_mm[i] < 0
+    assert np.hypot(*(found.mat_xy_mm[i] - [OFF.x_mm, OFF.y_mm])) < 0.6
+
+
+def test_squidger_is_not_a_wink(scene) -> None:
+    _, _, found = scene
+    dist = np.hypot(found.mat_xy_mm[:, 0] - SQUIDGER.x_mm, found.mat_xy_mm[:, 1] - SQUIDGER.y_mm)
+    assert (dist > SQUIDGER.radius_mm + 5).all()
+
+
+def test_image_centres_project_from_mat_centres(scene) -> None:
+    camera, _, found = scene
+    expected = camera.mat_to_image(np.column_stack([found.mat_xy_mm, found.z_mm]))
+    np.testing.assert_allclose(found.image_xy_px, expected, atol=1e-6)
+    assert len(found.rim_image_px) == len(found)
+
+
+def test_empty_felt_has_no_winks() -> None:
+    camera = _camera()
+    assert len(detect_winks(_render(camera, [], seed=3), camera)) == 0
+
+
+@pytest.mark.parametrize(
+    ("image", "message"),
+    [
+        # grey image
+        (np.zeros((1080, 1920), np.uint8), "uint8 BGR"),
+        # float image
+        (np.zeros((1080, 1920, 3), np.float32), "uint8 BGR"),
+        # wrong size for the camera
+        (np.zeros((720, 1280, 3), np.uint8), "calibrated at 1920x1080"),
+    ],
+)
+def test_unreadable_image_is_refused(image: np.ndarray, message: str) -> None:
+    with pytest.raises(UnreadableImageError, match=message):
+        detect_winks(image, _camera())
+
+
+@pytest.mark.parametrize(
+    ("radii", "bias"),
+    [
+        # nominal radii: no bias
+        ([8.0, 8.1, 7.9, 11.0, 10.9], 0.0),
+        # a blurry camera makes every rim 1.5 mm wider
+        ([9.5, 9.6, 9.4, 12.5, 12.4], 1.5),
+        # too few to tell
+        ([9.5], 0.0),
+    ],
+)
+def test_radius_bias_fits_two_sizes(radii: list[float], bias: float) -> None:
+    assert estimate_radius_bias(radii) == pytest.approx(bias, abs=0.1)
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+
+
+@pytest.mark.skipif(
+    not (SAMPLES / "overhead_00102.json").exists(), reason="sample image not generated"
+)
+def test_sample_image_isolated_winks_are_found_within_a_millimetre() -> None:
+    from tools.groundtruth import load_scene, to_canonical_frame
+
+    scene = to_canonical_frame(load_scene(SAMPLES / "overhead_00102.json"))
+    image = cv2.imread(str(SAMPLES / "overhead_00102.jpg"))
+    found = detect_winks(image, scene.camera)
+    isolated = [
+        w
+        for w in scene.winks
+        if w.in_image and w.status is not WinkStatus.POTTED and (w.nearest_plan_gap_mm or 0.0) > 3.0
+    ]
+    assert isolated
+    for wink in isolated:
+        dist = np.hypot(*(found.mat_xy_mm - wink.mat_xy_mm).T)
+        best = int(np.argmin(dist))
+        assert dist[best] < 1.0, wink.id
+        assert found.colour[best] is wink.colour, wink.id

@@ -1,0 +1,89 @@
+"""Robust circle fits: exact answers, arcs, outliers and degenerate input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.fit import CircleFitFailure, arc_fraction, fit_circle, fit_circles
+
+
+def _circle(centre: tuple[float, float], radius: float, start_deg: float, stop_deg: float, n: int):
+    angle = np.radians(np.linspace(start_deg, stop_deg, n, endpoint=False))
+    return np.column_stack([centre[0] + radius * np.cos(angle), centre[1] + radius * np.sin(angle)])
+
+
+def test_exact_points_give_exact_circle_with_free_radius() -> None:
+    pts = _circle((12.5, -40.0), 11.0, 0, 360, 40)
+    fit = fit_circle(pts)
+    assert fit
+    np.testing.assert_allclose(fit.centre_mm, [12.5, -40.0], atol=1e-6)
+    assert fit.radius_mm == pytest.approx(11.0, abs=1e-6)
+    assert fit.arc_fraction == pytest.approx(1.0)
+
+
+def test_short_arc_with_known_radius_recovers_centre() -> None:
+    # A wink three-quarters hidden: only 100 degrees of its rim is seen.
+    rng = np.random.default_rng(1)
+    pts = _circle((3.0, 4.0), 8.0, 20, 120, 15) + rng.normal(0, 0.1, (15, 2))
+    fit = fit_circle(pts, radius_mm=8.0, initial_centre_mm=(1.0, 2.0))
+    assert fit
+    assert np.linalg.norm(fit.centre_mm - [3.0, 4.0]) < 0.3
+    assert fit.arc_fraction < 0.4
+
+
+def test_points_of_a_neighbour_are_rejected_as_outliers() -> None:
+    rim = _circle((0.0, 0.0), 8.0, 0, 360, 36)
+    # Six crossings on an occluder's outline, 3 mm inside the true rim.
+    occluder = _circle((0.0, 0.0), 5.0, 0, 60, 6)
+    fit = fit_circle(np.vstack([rim, occluder]), radius_mm=8.0, initial_centre_mm=(0.5, 0.5))
+    assert fit
+    np.testing.assert_allclose(fit.centre_mm, [0.0, 0.0], atol=1e-3)
+    assert not fit.inliers[-6:].any()
+    assert fit.inliers[:-6].all()
+
+
+def test_centre_sigma_grows_when_the_arc_shrinks() -> None:
+    full = fit_circle(_circle((0, 0), 8.0, 0, 360, 36), radius_mm=8.0, initial_centre_mm=(0, 0))
+    arc = fit_circle(_circle((0, 0), 8.0, 0, 90, 9), radius_mm=8.0, initial_centre_mm=(0, 0))
+    assert full and arc
+    assert arc.centre_sigma_mm > 2 * full.centre_sigma_mm
+
+
+@pytest.mark.parametrize(
+    ("points", "reason"),
+    [
+        # too few points to fit anything
+        (np.zeros((3, 2)), "only 3 rim points"),
+        # all on one line: no circle
+        (np.column_stack([np.arange(8.0), np.arange(8.0)]), "collinear"),
+    ],
+)
+def test_degenerate_input_fails_with_a_reason(points: np.ndarray, reason: str) -> None:
+    fit = fit_circle(points)
+    assert isinstance(fit, CircleFitFailure)
+    assert not fit
+    assert reason in fit.reason
+
+
+def test_batch_fit_matches_single_fits_and_ignores_zero_weights() -> None:
+    a = _circle((1.0, 2.0), 8.0, 0, 360, 20)
+    b = _circle((-5.0, 7.0), 11.0, 0, 360, 20)
+    junk = np.full((20, 2), 500.0)
+    pts = np.stack([a, np.vstack([b[:10], junk[:10]])])
+    weights = np.stack([np.ones(20), np.r_[np.ones(10), np.zeros(10)]])
+    fits = fit_circles(pts, weights, [[0.0, 0.0], [-4.0, 6.0]])
+    assert fits.ok.all()
+    np.testing.assert_allclose(fits.centre_mm, [[1.0, 2.0], [-5.0, 7.0]], atol=1e-5)
+    np.testing.assert_allclose(fits.radius_mm, [8.0, 11.0], atol=1e-5)
+
+
+def test_batch_fit_rejects_mismatched_shapes() -> None:
+    with pytest.raises(ValueError, match="must be"):
+        fit_circles(np.zeros((2, 5, 2)), np.ones((2, 4)), np.zeros((2, 2)))
+
+
+def test_arc_fraction_counts_directions_not_points() -> None:
+    many_in_one_place = _circle((0, 0), 8.0, 0, 10, 50)
+    assert arc_fraction(many_in_one_place, (0, 0)) == pytest.approx(1 / 24)
+    assert arc_fraction(np.zeros((0, 2)), (0, 0)) == 0.0
