@@ -197,7 +197,7 @@ def _gap(
 
 
 def _rim_contrast(lab: FloatArray, ellipse: ImageEllipse, other: ImageEllipse) -> tuple[float, int]:
-    """Mean colour step across ``ellipse``'s rim where it runs inside ``other``, and how many samples.
+    """Median colour step across ``ellipse``'s rim inside ``other``, and the sample count.
 
     The rim of the wink in front is a real edge there; the hidden rim of the
     wink behind runs through the other's uniform top face and shows none.
