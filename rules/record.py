@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rules.board import Board, Colour, IllegalBoardError
+from rules.board import Board, Colour, IllegalBoardError, WinkStatus
+from rules.ruleset import UnknownRulesetError, get_ruleset
 from rules.scoring import GameFormat
 
 
@@ -137,10 +138,25 @@ def parse_record(data: Any, *, source: str = "record") -> GameRecord:
             shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
             problems.append(f"{source}: {where}: {err['msg']} (got {shown})")
         raise IllegalRecordError(problems) from None
+    try:
+        ruleset = get_ruleset(record.ruleset)
+    except UnknownRulesetError as exc:
+        raise IllegalRecordError(f"{source}: ruleset: {exc}") from None
     problems = []
+    previous: Board | None = None
     for i, shot in enumerate(record.shots):
-        if shot.board is not None:
-            problems.extend(f"{source}: shots[{i}].board: {p}" for p in shot.board.problems())
+        if shot.board is None:
+            continue
+        where = f"{source}: shots[{i}].board"
+        if previous is not None:
+            now = shot.board.by_id
+            for w in previous.winks:
+                if w.id not in now:
+                    what = "potted wink" if w.status is WinkStatus.POTTED else "wink"
+                    how = "from the board" if what == "potted wink" else "without being potted"
+                    problems.append(f"{where}: {what} {w.id!r} vanished {how}")
+        problems.extend(f"{where}: {p}" for p in ruleset.board_problems(shot.board))
+        previous = shot.board
     if problems:
         raise IllegalRecordError(problems)
     return record

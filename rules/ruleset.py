@@ -77,9 +77,19 @@ class Ruleset:
         """Rule 2.1.1: every colour has exactly its six winks, two large and four small.
 
         Missing winks are reported too: a board lists every wink, potted and
-        unplayed ones included, so that none can vanish unnoticed.
+        unplayed ones included, so that none can vanish unnoticed. Tiddlies,
+        when the board carries them, must agree with the winks (rule 19.1).
         """
         found = board.problems()
+        if board.tiddlies is not None:
+            counted = self.tiddlies(board)
+            for colour in Colour:
+                said = board.tiddlies.get(colour, 0)
+                if said != counted[colour]:
+                    found.append(
+                        f"tiddlies.{colour.value} is {said}, but the winks give "
+                        f"{counted[colour]} (rule 19.1)"
+                    )
         for colour in Colour:
             winks = board.of_colour(colour)
             if len(winks) < self.winks_per_colour:

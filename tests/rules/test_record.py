@@ -11,7 +11,6 @@ import pytest
 
 from rules.engine import replay_record
 from rules.record import IllegalRecordError, load_record, parse_record
-from rules.ruleset import UnknownRulesetError
 from tests.rules.boardkit import Scribe
 
 
@@ -34,6 +33,7 @@ def test_a_good_record_parses_and_replays() -> None:
 
 
 def test_a_vanished_wink_names_the_shot_and_the_wink() -> None:
+    # Reported with the wink count of rule 2.1.1, all in one error.
     data = short_game()
     winks = data["shots"][2]["board"]["winks"]
     data["shots"][2]["board"]["winks"] = [w for w in winks if w["id"] != "blue-S3"]
@@ -68,7 +68,9 @@ def test_seven_blue_winks_are_reported_with_every_other_problem() -> None:
 def test_unknown_ruleset_is_named() -> None:
     data = short_game()
     data["ruleset"] = "victorian"
-    with pytest.raises(UnknownRulesetError, match="'victorian'"):
+    with pytest.raises(
+        IllegalRecordError, match=r"ruleset: unknown ruleset 'victorian'.*'etwa-2012'"
+    ):
         replay(data)
 
 
@@ -116,3 +118,12 @@ def test_json_that_is_not_an_object_is_rejected(tmp_path: Path) -> None:
     path.write_text(json.dumps([1, 2]))
     with pytest.raises(IllegalRecordError, match="expected a JSON object"):
         load_record(path)
+
+
+def test_tiddlies_on_a_board_must_agree_with_its_winks() -> None:
+    data = short_game()
+    data["shots"][0]["board"]["tiddlies"] = {"blue": 3, "green": 0, "red": 0, "yellow": 0}
+    with pytest.raises(
+        IllegalRecordError, match=r"shots\[0\]\.board: tiddlies\.blue is 3, but the winks give 1"
+    ):
+        parse_record(data)
