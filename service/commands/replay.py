@@ -13,7 +13,7 @@ from typing import Any
 
 from rules.engine import NextTurn, replay_record
 from rules.events import Event
-from rules.record import load_record
+from rules.record import IllegalRecordError, load_record
 from rules.scoring import GameScore
 
 
@@ -76,7 +76,11 @@ def run(record_path: Path, *, json_output: bool = False) -> str:
         For a missing, unreadable or invalid record (a ``ValueError``).
     """
     record = load_record(record_path)
-    game, nxt = replay_record(record)
+    try:
+        game, nxt = replay_record(record)
+    except IllegalRecordError as exc:
+        # Name the file, as the loader's own errors do.
+        raise IllegalRecordError([f"{record_path}: {p}" for p in exc.problems]) from None
     if json_output:
         payload = {
             "events": [e.to_json_dict() for e in game.events],

@@ -79,3 +79,14 @@ def test_a_contradictory_record_names_the_shot_and_field(tmp_path: Path) -> None
     result = runner.invoke(app, ["replay", str(path)])
     assert result.exit_code == 2
     assert "shots[4].board: wink 'blue-S3' vanished without being potted" in result.output
+
+
+def test_a_rules_contradiction_names_the_file_too(tmp_path: Path) -> None:
+    record = json.loads((EXAMPLES / "game_time_limit.json").read_text())
+    record["shots"][2]["colour"] = "yellow"  # yellow passes in red's turn
+    record["shots"][2]["pass"] = True
+    path = tmp_path / "outofturn.json"
+    path.write_text(json.dumps(record))
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 2
+    assert "outofturn.json: shots[2].colour: yellow passed, but it is red" in result.output
