@@ -422,12 +422,25 @@ class Game:
                 " wink free at the end of the turn (rule 22.5.2).",
             )
         if s.squop_up is not None and colour not in s.squop_up.squopped.colours:
-            if s.squop_up.played + 1 == s.squop_up.turns:
+            k, n = s.squop_up.played + 1, s.squop_up.turns
+            if k == n:
                 self._emit(
                     EventType.MUST_FREE,
                     colour,
                     "22.4",
-                    f"Last squop-up turn: {colour.value} must play a freeing shot (rule 22.4).",
+                    f"Squop-up turn {k} of {n}, the last: {colour.value} must play a freeing "
+                    "shot (rule 22.4).",
+                    turn=k,
+                    turns=n,
+                )
+            else:
+                self._emit(
+                    EventType.SQUOP_UP_TURN,
+                    colour,
+                    "22.3",
+                    f"Squop-up turn {k} of {n}: {colour.value} (rule 22.3).",
+                    turn=k,
+                    turns=n,
                 )
 
     def _start_round_limit(self, colour: Colour) -> None:

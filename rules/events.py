@@ -33,6 +33,8 @@ class EventType(enum.StrEnum):
     """A voluntary pass (11) or a deemed pass with no free wink (11.1)."""
     SQUOP_UP = "squop_up"
     """A partnership is squopped up; the opponents get ``turns`` squop-up turns (22)."""
+    SQUOP_UP_TURN = "squop_up_turn"
+    """One of the squop-up turns begins (22.3): ``turn`` of ``turns``."""
     FREEING_SHOT = "freeing_shot"
     """A shot that freed an opponent wink, potted a sixth wink or ended the game (22.4.1)."""
     MUST_FREE = "must_free"
