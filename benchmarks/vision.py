@@ -180,6 +180,8 @@ class Tally:
     status_right: int = 0
     clear_gt_squops: int = 0
     clear_found: int = 0
+    clear_gt_two_colour: int = 0
+    clear_found_two_colour: int = 0
     clear_called: int = 0
     clear_called_right: int = 0
     marginal: int = 0
@@ -275,6 +277,9 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
             if gt_call:
                 tally.clear_gt_squops += 1
                 tally.clear_found += our_call == gt_call
+                if scene.by_id[a].colour is not scene.by_id[b].colour:
+                    tally.clear_gt_two_colour += 1
+                    tally.clear_found_two_colour += our_call == gt_call
             if our_call:
                 tally.clear_called += 1
                 tally.clear_called_right += our_call == gt_call
@@ -311,6 +316,8 @@ def report(name: str, t: Tally) -> str:
         f"status accuracy       {_pct(t.status_right, t.status_total)}",
         f"clear squops recall   {_pct(t.clear_found, t.clear_gt_squops)} (right upper)",
         f"clear squops precision {_pct(t.clear_called_right, t.clear_called)}",
+        f"  recall, two colours {_pct(t.clear_found_two_colour, t.clear_gt_two_colour)} "
+        "(same-colour pairs: upper wink kept uncertain)",
         f"clear pairs flagged uncertain {t.clear_flagged}",
         f"marginal pairs        {t.marginal}: right {t.marginal_right}, flagged uncertain "
         f"{t.marginal_flagged}, confidently wrong {_pct(t.marginal_confident_wrong, t.marginal)}, "

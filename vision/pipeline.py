@@ -124,6 +124,8 @@ class FrameContext:
     edge_bands_px : tuple of pairs of (k, 2) ndarray
         Per side of the mat in view, points just inside and just outside
         its edge in the image: the mat's edge must show there.
+    mat_out_of_view_fraction : float
+        Fraction of the mat's area outside the frame.
     """
 
     camera: CameraModel
@@ -134,6 +136,7 @@ class FrameContext:
     mat_mask_small: npt.NDArray[np.uint8]
     mm2_per_px_small: FloatArray
     edge_bands_px: tuple[tuple[FloatArray, FloatArray], ...]
+    mat_out_of_view_fraction: float = 0.0
 
 
 def _mat_outline_mm(step_mm: float = 20.0) -> FloatArray:
@@ -216,7 +219,17 @@ def prepare_context(
     area = np.abs(e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]).reshape(grid_x.shape)
     area = np.nan_to_num(area, nan=0.0, posinf=0.0)
     area_full = cv2.resize(area.astype(np.float32), (sw, sh), interpolation=cv2.INTER_LINEAR)
+    grid = np.stack(
+        np.meshgrid(
+            np.linspace(-MAT_LENGTH_MM / 2, MAT_LENGTH_MM / 2, 61),
+            np.linspace(-MAT_WIDTH_MM / 2, MAT_WIDTH_MM / 2, 31),
+        ),
+        axis=-1,
+    ).reshape(-1, 2)
+    grid_px = camera.mat_to_image(grid)
+    in_view = np.all((grid_px >= -0.5) & (grid_px < np.array([w, h]) - 0.5), axis=1)
     return FrameContext(
+        mat_out_of_view_fraction=float(1.0 - in_view.mean()),
         edge_bands_px=_edge_bands(camera),
         camera=camera,
         corners_mm=corners,
@@ -476,6 +489,11 @@ def analyze_frame(
             f"x={region.mat_polygon_mm[:, 0].mean():.0f} mm, "
             f"y={region.mat_polygon_mm[:, 1].mean():.0f} mm): winks there are not reported"
         )
+    if context.mat_out_of_view_fraction > 0.005:
+        notes.append(
+            f"{100 * context.mat_out_of_view_fraction:.0f}% of the mat is outside the frame: "
+            "winks there are not reported"
+        )
     t0 = time.perf_counter()
     assembly = assemble_board(
         used,
@@ -483,7 +501,7 @@ def analyze_frame(
         image_bgr,
         corners_mm=context.corners_mm,
         pot_centre_mm=context.pot_centre_mm,
-        hidden_area=bool(hidden),
+        hidden_area=bool(hidden) or context.mat_out_of_view_fraction > 0.005,
         previous=previous,
         k_sigma=k_sigma,
     )

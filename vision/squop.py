@@ -184,12 +184,14 @@ class UpperEvidence:
     colour_score: float | None = None
     edge_score: float | None = None
     rim_score: float | None = None
+    model_score: float | None = None
 
     @property
     def cues(self) -> str:
         """A short description of the cues used, for the report."""
         parts = []
         for name, value in (
+            ("model", self.model_score),
             ("colour", self.colour_score),
             ("edge", self.edge_score),
             ("rim", self.rim_score),
@@ -344,28 +346,36 @@ def upper_evidence(
     only_a = (inner_a & (1 - cv2.dilate(mask_b, kernel))).astype(bool)
     only_b = (inner_b & (1 - cv2.dilate(mask_a, kernel))).astype(bool)
 
+    ref_a = ref_b = None
+    min_separation = 15.0
+    if colour_a_lab is not None and colour_b_lab is not None:
+        ref_a, ref_b = np.asarray(colour_a_lab, float), np.asarray(colour_b_lab, float)
+        if float(np.hypot.reduce((ref_a - ref_b) * _LAB_WEIGHTS)) < 15.0:
+            ref_a = ref_b = None  # one colour class: compare the shades instead
+    if ref_a is None and only_a.sum() >= 3 and only_b.sum() >= 3:
+        ref_a = np.median(lab[only_a], axis=0)
+        ref_b = np.median(lab[only_b], axis=0)
+        min_separation = 6.0
+    separated = (
+        ref_a is not None
+        and ref_b is not None
+        and float(np.hypot.reduce((ref_a - ref_b) * _LAB_WEIGHTS)) >= min_separation
+    )
+
     colour_score: float | None = None
     n_lens = int(lens.sum())
-    if n_lens >= 1:
-        ref_a = ref_b = None
-        if colour_a_lab is not None and colour_b_lab is not None:
-            ref_a, ref_b = np.asarray(colour_a_lab, float), np.asarray(colour_b_lab, float)
-            if float(np.hypot.reduce((ref_a - ref_b) * _LAB_WEIGHTS)) < 15.0:
-                ref_a = ref_b = None  # one colour class: compare the shades instead
-        min_separation = 15.0
-        if ref_a is None and only_a.sum() >= 3 and only_b.sum() >= 3:
-            ref_a = np.median(lab[only_a], axis=0)
-            ref_b = np.median(lab[only_b], axis=0)
-            min_separation = 6.0
-        if ref_a is not None and ref_b is not None:
-            axis = (ref_a - ref_b) * _LAB_WEIGHTS
-            norm2 = float(axis @ axis)
-            if norm2 >= min_separation**2:
-                t = (lab[lens] - ref_b) * _LAB_WEIGHTS @ axis / norm2
-                # Each lens pixel votes for the nearer colour.
-                vote = float(np.mean(np.clip(2.0 * t - 1.0, -1.0, 1.0)))
-                strength = min(1.0, n_lens / 3.0) * min(1.0, math.sqrt(norm2) / 25.0)
-                colour_score = vote * strength
+    if n_lens >= 1 and separated and ref_a is not None and ref_b is not None:
+        axis = (ref_a - ref_b) * _LAB_WEIGHTS
+        norm2 = float(axis @ axis)
+        t = (lab[lens] - ref_b) * _LAB_WEIGHTS @ axis / norm2
+        # Each lens pixel votes for the nearer colour.
+        vote = float(np.mean(np.clip(2.0 * t - 1.0, -1.0, 1.0)))
+        strength = min(1.0, n_lens / 3.0) * min(1.0, math.sqrt(norm2) / 25.0)
+        colour_score = vote * strength
+
+    model_score: float | None = None
+    if separated and ref_a is not None and ref_b is not None:
+        model_score = _layer_model_score(lab, poly_a, poly_b, others, ref_a, ref_b)
 
     edge_score: float | None = None
     grad = np.zeros(shape)
@@ -398,7 +408,7 @@ def upper_evidence(
         # The rim cue is reported but not weighed: against the shared scenes it
         # picked the upper wink in only about half of the pairs (the detector's
         # rim sampling drops points for reasons other than cover).
-        for s, wgt in ((colour_score, 1.0), (edge_score, 0.6))
+        for s, wgt in ((model_score, MODEL_WEIGHT), (colour_score, 1.0), (edge_score, 0.6))
         if s is not None
     ]
     if not weighted:
@@ -417,7 +427,61 @@ def upper_evidence(
         colour_score=colour_score,
         edge_score=edge_score,
         rim_score=rim_score,
+        model_score=model_score,
     )
+
+
+#: Weight of the layered-render cue against the lens colour vote (1.0).
+MODEL_WEIGHT = 1.0
+#: Camera blur assumed when rendering the two hypotheses, pixels (one sigma).
+RENDER_BLUR_PX = 0.8
+
+
+def _layer_model_score(
+    lab: FloatArray,
+    poly_a: FloatArray,
+    poly_b: FloatArray,
+    others: npt.NDArray[np.uint8],
+    colour_a: FloatArray,
+    colour_b: FloatArray,
+) -> float | None:
+    """Render "a over b" and "b over a" and ask which matches the ROI better.
+
+    Each wink is a flat disc of its colour with sub-pixel coverage (4x
+    supersampled), over the felt (the median of the ROI outside both discs),
+    blurred like a camera. Only pixels where the two renders differ can tell
+    them apart; the score is the normalised difference of their squared
+    errors there, in [-1, 1], positive for ``a`` on top.
+    """
+    h, w = lab.shape[:2]
+    up = 4
+    cover = []
+    for poly in (poly_a, poly_b):
+        hi = np.zeros((h * up, w * up), np.uint8)
+        pts = np.round((poly + 0.5) * up * 16 - 0.5 * 16).astype(np.int32)
+        cv2.fillPoly(hi, [pts], 255, cv2.LINE_8, 4)
+        cover.append(cv2.resize(hi, (w, h), interpolation=cv2.INTER_AREA).astype(float) / 255.0)
+    cov_a, cov_b = cover
+    free = (cov_a == 0) & (cov_b == 0) & (others == 0)
+    if free.sum() < 5:
+        return None
+    felt = np.median(lab[free], axis=0)
+    ca, cb = cov_a[:, :, None], cov_b[:, :, None]
+    a_over_b = ca * colour_a + (1 - ca) * (cb * colour_b + (1 - cb) * felt)
+    b_over_a = cb * colour_b + (1 - cb) * (ca * colour_a + (1 - ca) * felt)
+    a_over_b = cv2.GaussianBlur(a_over_b, (0, 0), RENDER_BLUR_PX)
+    b_over_a = cv2.GaussianBlur(b_over_a, (0, 0), RENDER_BLUR_PX)
+    weights = _LAB_WEIGHTS[None, None, :]
+    differ = np.sqrt((((a_over_b - b_over_a) * weights) ** 2).sum(axis=2))
+    usable = (differ > 4.0) & (cv2.dilate(others, np.ones((3, 3), np.uint8)) == 0)
+    if usable.sum() < 1:
+        return None
+    err_a = ((((lab - a_over_b) * weights) ** 2).sum(axis=2))[usable].sum()
+    err_b = ((((lab - b_over_a) * weights) ** 2).sum(axis=2))[usable].sum()
+    if err_a + err_b <= 1e-9:
+        return None
+    strength = min(1.0, float(differ[usable].sum()) / 60.0)
+    return float((err_b - err_a) / (err_a + err_b)) * strength
 
 
 def _rim_points_inside(
@@ -666,10 +730,16 @@ def analyse_squops(
         if min(sep_i_up, sep_j_up) > k_sigma * sigma + 0.5:
             continue
         ev = evidence_for(i, j)
-        if ev.score >= 0:
-            above[(i, j)] = ev.score
-        else:
-            above[(j, i)] = -ev.score
+        # Only a wink that really lies on another is raised: when the pair
+        # overlaps whichever is on top, or the image clearly shows one on top
+        # of the other. A weak cue on a near-miss must not lift a flat wink.
+        overlaps_anyway = max(sep_i_up, sep_j_up) < 0.0
+        clearly_shown = abs(ev.score) >= UPPER_CONFIDENCE_MIN and min(sep_i_up, sep_j_up) < 0.0
+        if overlaps_anyway or clearly_shown:
+            if ev.score >= 0:
+                above[(i, j)] = ev.score
+            else:
+                above[(j, i)] = -ev.score
 
     # Heights: each wink's level is the longest chain of winks beneath it.
     level = _levels(n, above)
