@@ -49,6 +49,28 @@ def plain_shot(colour: Colour, scribe: Scribe, n: int) -> Changes:
     return {"play": {w.id: (x + step, y + 5.0)}}
 
 
+def dump_record(record: dict[str, Any]) -> str:
+    """JSON with one shot header and one wink per line: readable and diffable."""
+    lines = ["{"]
+    for key, value in record.items():
+        if key != "shots":
+            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)},")
+    lines.append(' "shots": [')
+    for i, shot in enumerate(record["shots"]):
+        head = {k: v for k, v in shot.items() if k != "board"}
+        text = "  " + json.dumps(head)[:-1]
+        if "board" in shot:
+            winks = ",\n".join("    " + json.dumps(w) for w in shot["board"]["winks"])
+            text += ', "board": {"winks": [\n' + winks + "\n  ]}"
+            if "tiddlies" in shot["board"]:
+                text = text[:-1] + ', "tiddlies": ' + json.dumps(shot["board"]["tiddlies"]) + "}"
+        text += "}" + ("," if i < len(record["shots"]) - 1 else "")
+        lines.append(text)
+    lines.append(" ]")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 def write_game(
     name: str,
     scribe: Scribe,
@@ -82,7 +104,7 @@ def write_game(
     if game.result is None:
         raise RuntimeError(f"{name}: the game did not end within {max_shots} shots")
     path = ROOT / "examples" / f"{name}.json"
-    path.write_text(json.dumps(scribe.record, indent=1) + "\n")
+    path.write_text(dump_record(scribe.record))
     print(f"{path.relative_to(ROOT)}: {n} shots, {game.result.notation} ({game.result.ended_by})")
     return scribe.record
 

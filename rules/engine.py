@@ -955,7 +955,8 @@ class Game:
             spot = replacement_position(
                 w.size, left_at, others, live_baselines(board), self.layout, wink_id=w.id
             )
-            x_mm, y_mm = spot.mat_xy_mm
+            # A tenth of a millimetre is far below what anyone can place by hand.
+            x_mm, y_mm = (round(v, 1) for v in spot.mat_xy_mm)
             board = board.with_wink(
                 w.with_status(WinkStatus.FREE).with_position(x_mm, y_mm).with_squops(())
             )
@@ -968,7 +969,7 @@ class Game:
                     f"{w.id} left the playing volume; it is placed at "
                     f"({x_mm:.0f}, {y_mm:.0f}) mm before the next shot (rule 13.1){note}.",
                     wink=w.id,
-                    mat_xy_mm=[round(x_mm, 1), round(y_mm, 1)],
+                    mat_xy_mm=[x_mm, y_mm],
                 )
         return board
 

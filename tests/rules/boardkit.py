@@ -25,6 +25,20 @@ def _grid() -> Iterable[XY]:
                 yield (i * 60.0, j * 60.0)
 
 
+def board_json(board: Board) -> dict[str, Any]:
+    """The board's JSON form without the optional fields left at their defaults."""
+    winks = []
+    for w in board.winks:
+        entry = w.model_dump(mode="json", exclude_none=True)
+        if not entry.get("uncertain"):
+            entry.pop("uncertain", None)
+        winks.append(entry)
+    out: dict[str, Any] = {"winks": winks}
+    if board.tiddlies is not None:
+        out["tiddlies"] = {c.value: n for c, n in board.tiddlies.items()}
+    return out
+
+
 def _as_list(x: str | Iterable[str]) -> list[str]:
     return [x] if isinstance(x, str) else list(x)
 
@@ -159,10 +173,10 @@ class Scribe:
             "ruleset": "etwa-2012",
             "format": game_format,
             "squidge_off_winner": squidge_off_winner,
-            "shots": [],
         }
         if timed_period_s is not None:
             self.record["timed_period_s"] = timed_period_s
+        self.record["shots"] = []
         self.t = 0.0
 
     def shot(
@@ -182,7 +196,7 @@ class Scribe:
         if self.record["shots"]:
             self.t += dt
         after = apply(self.board, **changes)
-        entry: dict[str, Any] = {"t": self.t, "colour": colour, "board": after.to_json_dict()}
+        entry: dict[str, Any] = {"t": self.t, "colour": colour, "board": board_json(after)}
         if event is not None:
             entry["event"] = event
         self.record["shots"].append(entry)
@@ -245,7 +259,7 @@ class Play:
         if self.index:
             self.t += dt
         after = apply(self.board, **changes)
-        entry: dict[str, Any] = {"t": self.t, "colour": colour, "board": after.to_json_dict()}
+        entry: dict[str, Any] = {"t": self.t, "colour": colour, "board": board_json(after)}
         if event is not None:
             entry["event"] = event
         self.game.play(ShotRecord.model_validate(entry), index=self.index)
