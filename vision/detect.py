@@ -137,6 +137,9 @@ class BirdsEyeView:
         Whether the view pixel lies on the (nominal) mat.
     near_edge : (h, w) ndarray of bool
         Within :data:`EDGE_BAND_MM` of the mat's edge.
+    on_mat_u8, mat_small_u8, edge_rows, edge_cols : ndarray
+        The same masks as OpenCV wants them (and at 1/4 scale), and the
+        edge band's pixel indices: precomputed because the camera is still.
     """
 
     px_per_mm: float
@@ -150,6 +153,10 @@ class BirdsEyeView:
     valid: npt.NDArray[np.bool_]
     on_mat: npt.NDArray[np.bool_]
     near_edge: npt.NDArray[np.bool_]
+    on_mat_u8: npt.NDArray[np.uint8]
+    mat_small_u8: npt.NDArray[np.uint8]
+    edge_rows: npt.NDArray[np.intp]
+    edge_cols: npt.NDArray[np.intp]
 
     def view_to_mat(self, view_xy_px: npt.ArrayLike) -> FloatArray:
         """View pixels (col, row), shape (N, 2), to mat mm, shape (N, 2)."""
@@ -259,6 +266,12 @@ def build_birds_eye_view(
         valid=np.asarray(valid),
         on_mat=on_mat,
         near_edge=near_edge,
+        on_mat_u8=on_mat.astype(np.uint8),
+        mat_small_u8=cv2.resize(
+            on_mat.astype(np.uint8), (width // 4, height // 4), interpolation=cv2.INTER_NEAREST
+        ),
+        edge_rows=np.nonzero(near_edge)[0],
+        edge_cols=np.nonzero(near_edge)[1],
     )
 
 
@@ -300,62 +313,59 @@ class _Seed:
     background_bgr: FloatArray  # (3,) felt colour around it, full-frame scale
 
 
-def _felt_model(
-    view_bgr: npt.NDArray[np.uint8],
-    on_mat: npt.NDArray[np.bool_],
-    near_edge: npt.NDArray[np.bool_],
-) -> npt.NDArray[np.float32]:
+def _felt_model(view: BirdsEyeView, view_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     """Felt (or table) colour around every view pixel: a ~70 mm median at 1/4 scale.
 
     Mat and table are modelled apart, so that the colour step at the mat's
     edge does not tint either side: each side's median sees the other side
-    filled with its own typical colour.
+    filled with its own mean colour.
     """
     height, width = view_bgr.shape[:2]
-    small_wh = (width // 4, height // 4)
-    small = cv2.resize(view_bgr, small_wh, interpolation=cv2.INTER_AREA)
-    mat_small = cv2.resize(on_mat.astype(np.uint8), small_wh, interpolation=cv2.INTER_NEAREST) > 0
-    sides = []
-    for region in (mat_small, ~mat_small):
+    small = cv2.resize(view_bgr, (width // 4, height // 4), interpolation=cv2.INTER_AREA)
+    big = []
+    for region in (view.mat_small_u8, 1 - view.mat_small_u8):
         if not region.any():
-            sides.append(None)
+            big.append(None)
             continue
-        filled = small.copy()
-        filled[~region] = np.median(small[region], axis=0).astype(np.uint8)
-        sides.append(cv2.medianBlur(filled, 9))
-    # Upsample each side on its own: interpolating across the mat's edge
-    # would blend felt and table into a colour that is neither.
-    big = [
-        cv2.resize(
-            side if side is not None else small, (width, height), interpolation=cv2.INTER_LINEAR
+        filled = np.empty_like(small)
+        filled[:] = np.array(cv2.mean(small, mask=region)[:3], dtype=np.uint8)
+        cv2.copyTo(small, region, filled)
+        # Upsample each side on its own: interpolating across the mat's
+        # edge would blend felt and table into a colour that is neither.
+        big.append(
+            cv2.resize(cv2.medianBlur(filled, 9), (width, height), interpolation=cv2.INTER_LINEAR)
         )
-        for side in sides
-    ]
-    felt = np.where(on_mat[..., None], big[0], big[1])
+    if big[0] is None or big[1] is None:
+        only = big[0] if big[0] is not None else big[1]
+        assert only is not None  # one side is always present
+        return np.asarray(only)
+    felt = big[1]
+    cv2.copyTo(big[0], view.on_mat_u8, felt)
     # Near the edge, where the calibrated edge and the seen one can differ
     # by a few mm, each pixel is compared with whichever side it resembles.
-    rows, cols = np.nonzero(near_edge)
+    rows, cols = view.edge_rows, view.edge_cols
     pix = view_bgr[rows, cols].astype(np.int16)
-    to_mat = np.abs(pix - big[0][rows, cols]).sum(1)
-    to_table = np.abs(pix - big[1][rows, cols]).sum(1)
-    felt[rows, cols] = np.where(
-        (to_mat <= to_table)[:, None], big[0][rows, cols], big[1][rows, cols]
-    )
-    return np.asarray(felt, dtype=np.float32)
+    mat_side = big[0][rows, cols]
+    to_mat = np.abs(pix - mat_side).sum(1)
+    to_table = np.abs(pix - felt[rows, cols]).sum(1)
+    closer_mat = to_mat <= to_table
+    felt[rows[closer_mat], cols[closer_mat]] = mat_side[closer_mat]
+    return np.asarray(felt)
 
 
 def _find_seeds(
     view: BirdsEyeView,
     view_bgr: npt.NDArray[np.uint8],
-    felt_bgr: npt.NDArray[np.float32],
+    felt_u8: npt.NDArray[np.uint8],
     reference: ColourReference,
-) -> list[_Seed]:
-    felt_u8 = felt_bgr.astype(np.uint8)
+) -> tuple[list[_Seed], npt.NDArray[np.uint8], npt.NDArray[np.int8]]:
+    """Seeds, and the wink-colour mask and labels they came from."""
     # Cheap integer contrast first; the colour analysis then runs only on
     # the few percent of pixels that differ from the felt at all.
     # The largest channel difference: a yellow wink on cream felt differs
     # almost only in blue, which a grey conversion would all but ignore.
-    diff = cv2.absdiff(view_bgr, felt_u8).max(axis=2)
+    diff_b, diff_g, diff_r = cv2.split(cv2.absdiff(view_bgr, felt_u8))
+    diff = cv2.max(cv2.max(diff_b, diff_g), diff_r)
     mean_weights = np.full((1, 3), 1.0 / 3.0, np.float32)
     brightness = cv2.transform(felt_u8, mean_weights).astype(np.float32) + 3.0
     rel = cv2.GaussianBlur(diff.astype(np.float32) / brightness, (5, 5), 1.0)
@@ -365,7 +375,7 @@ def _find_seeds(
     rows, cols = np.nonzero((rel > threshold) & view.valid)
     label = np.full(view_bgr.shape[:2], -1, dtype=np.int8)
     if len(rows):
-        felt_px = felt_bgr[rows, cols]
+        felt_px = felt_u8[rows, cols].astype(np.float32)
         colour = reference.normalise(view_bgr[rows, cols], felt_px)
         felt = reference.normalise(felt_px, felt_px)
         opp_a, opp_b = opponent(colour)
@@ -385,36 +395,46 @@ def _find_seeds(
     fg[:, :-1] &= label[:, :-1] == label[:, 1:]
     fg[:-1, :] &= label[:-1, :] == label[1:, :]
     mask = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    return _seeds_from_mask(view, mask, label, felt_u8), mask, label
+
+
+def _seeds_from_mask(
+    view: BirdsEyeView,
+    mask: npt.NDArray[np.uint8],
+    label: npt.NDArray[np.int8],
+    felt_u8: npt.NDArray[np.uint8],
+) -> list[_Seed]:
+    """One seed per peak of the distance transform of wink-coloured pixels."""
     dist = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
     # A peak at least 3 mm inside its blob: lines (baselines) and the
     # fringes of other things are thinner than any visible part of a wink.
     min_dist = 3.0 * view.px_per_mm
     peaks = (dist >= min_dist) & (dist >= cv2.dilate(dist, np.ones((5, 5), np.uint8)))
     rows, cols = np.nonzero(peaks)
-    seeds: list[_Seed] = []
-    min_sep2 = (8.0 * view.px_per_mm) ** 2
-    chosen: list[tuple[int, int, int]] = []
-    # A blob with a point farther than a large wink's radius (plus blur) from its edge
-    # is a squidger (or a mug): no seeds anywhere near it.
+    if len(rows) == 0:
+        return []
+    strength = dist[rows, cols]
+    kind = label[rows, cols].astype(np.int64)
+    order = np.argsort(-strength)
+    rows, cols, strength, kind = rows[order], cols[order], strength[order], kind[order]
+    sep2 = (cols[:, None] - cols[None, :]) ** 2 + (rows[:, None] - rows[None, :]) ** 2
+    same = kind[:, None] == kind[None, :]
+    # A blob with a point farther than a large wink's radius (plus blur)
+    # from its edge is a squidger (or a mug): no seeds anywhere near it.
     too_big = (MAX_WINK_RADIUS_MM + 2.0) * view.px_per_mm
-    big_blobs = [
-        (int(c), int(r), int(label[r, c]), float(dist[r, c]))
-        for r, c in zip(rows, cols, strict=True)
-        if dist[r, c] > too_big
-    ]
-    for i in np.argsort(-dist[rows, cols]):
-        r, c = int(rows[i]), int(cols[i])
-        k = int(label[r, c])
-        if dist[r, c] > too_big or any(
-            k == k2 and (c - c2) ** 2 + (r - r2) ** 2 < (d2 + 4.0 * view.px_per_mm) ** 2
-            for c2, r2, k2, d2 in big_blobs
-        ):
+    big = strength > too_big
+    reach2 = (strength[:, None] + 4.0 * view.px_per_mm) ** 2
+    suppressed = big | (same & big[:, None] & (sep2 < reach2)).any(axis=0)
+    # Greedy non-maximum suppression, strongest first, per colour.
+    near = same & (sep2 < (8.0 * view.px_per_mm) ** 2)
+    seeds: list[_Seed] = []
+    for i in range(len(rows)):
+        if suppressed[i]:
             continue
-        if all(k != k2 or (c - c2) ** 2 + (r - r2) ** 2 >= min_sep2 for c2, r2, k2 in chosen):
-            chosen.append((c, r, k))
-    for c, r, k in chosen:
-        mat_xy = view.view_to_mat([[c, r]])[0]
-        seeds.append(_Seed(mat_xy, k, felt_bgr[r, c].astype(np.float64)))
+        suppressed |= near[i]
+        mat_xy = view.view_to_mat([[cols[i], rows[i]]])[0]
+        felt = felt_u8[rows[i], cols[i]].astype(np.float64)
+        seeds.append(_Seed(mat_xy, int(kind[i]), felt))
     return seeds
 
 
@@ -714,28 +734,75 @@ def detect_winks(
     view = cached_birds_eye_view(camera)
     half = cv2.pyrDown(image_bgr)
     view_bgr = view.warp(half)
-    felt = _felt_model(view_bgr, view.on_mat, view.near_edge)
-    seeds = _find_seeds(view, view_bgr, felt, reference)
+    felt = _felt_model(view, view_bgr)
+    seeds, mask, label = _find_seeds(view, view_bgr, felt, reference)
     if not seeds:
         return WinkDetections.empty()
-    centres = np.array([s.mat_xy_mm for s in seeds])
-    plane_z = view.z_mm + _base_height(centres, mat_polygon_mm)
-    colour_index = np.array([s.colour_index for s in seeds], dtype=np.int64)
-    felt_bgr = np.array([s.background_bgr for s in seeds])
-    # Two passes: the second samples rays from the first pass's centre,
-    # so rays cross the rim square-on.
-    fits = None
-    rims = None
-    bias = None
-    for _ in range(2):
+
+    def first_pass(seeds: list[_Seed], bias: float | None) -> tuple[_Fits, FloatArray, float]:
+        centres = np.array([s.mat_xy_mm for s in seeds])
+        plane_z = view.z_mm + _base_height(centres, mat_polygon_mm)
+        colour_index = np.array([s.colour_index for s in seeds], dtype=np.int64)
+        felt_bgr = np.array([s.background_bgr for s in seeds])
         rims = _sample_rims(image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference)
         free = _free_fits(rims, centres)
         if bias is None:
+            # The frame's radius bias comes from its clearest rims.
             bias = estimate_radius_bias(free.radius_mm[_clear_rims(free, rims)])
-        fits = _fit_rims(rims, centres, free, bias)
-        centres = np.where(fits.ok[:, None], fits.circles.centre_mm, centres)
-    assert fits is not None and rims is not None and bias is not None  # two passes ran
+        return _fit_rims(rims, centres, free, bias), plane_z, bias
+
+    fits, plane_z, bias = first_pass(seeds, None)
+    # Wink colour the fits leave unexplained is another wink: one of the
+    # same colour lying on or under a found one merges into its blob.
+    covered = mask.copy()
+    for i in np.flatnonzero(fits.ok):
+        col, row = view.mat_to_view(fits.circles.centre_mm[i : i + 1])[0]
+        radius_px = (fits.circles.radius_mm[i] + 1.5) * view.px_per_mm
+        cv2.circle(covered, (round(col), round(row)), round(radius_px), 0, -1)
+    extra = _seeds_from_mask(view, covered, label, felt)
+    if extra:
+        extra_fits, extra_plane, _ = first_pass(extra, bias)
+        seeds = seeds + extra
+        fits = _concat_fits(fits, extra_fits)
+        plane_z = np.concatenate([plane_z, extra_plane])
+    # Second pass, only for the winks found, with rays from the fitted
+    # centre so that they cross the rim square-on.
+    keep = np.flatnonzero(fits.ok)
+    if len(keep) == 0:
+        return WinkDetections.empty()
+    centres = fits.circles.centre_mm[keep]
+    colour_index = np.array([seeds[i].colour_index for i in keep], dtype=np.int64)
+    felt_bgr = np.array([seeds[i].background_bgr for i in keep])
+    plane_z = plane_z[keep]
+    rims = _sample_rims(image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference)
+    free = _free_fits(rims, centres)
+    fits = _fit_rims(rims, centres, free, bias)
     return _assemble(fits, rims, colour_index, plane_z, camera, bias)
+
+
+def _concat_fits(a: _Fits, b: _Fits) -> _Fits:
+    """Two sets of fits as one (same order)."""
+    circles = CircleFits(
+        **{
+            name: np.concatenate([getattr(a.circles, name), getattr(b.circles, name)])
+            for name in (
+                "centre_mm",
+                "radius_mm",
+                "rms_mm",
+                "inliers",
+                "arc_fraction",
+                "centre_sigma_mm",
+                "ok",
+            )
+        }
+    )
+    return _Fits(
+        ok=np.concatenate([a.ok, b.ok]),
+        large=np.concatenate([a.large, b.large]),
+        size_confidence=np.concatenate([a.size_confidence, b.size_confidence]),
+        circles=circles,
+        occluded_fraction=np.concatenate([a.occluded_fraction, b.occluded_fraction]),
+    )
 
 
 def _check_image(image_bgr: npt.NDArray[np.uint8], camera: CameraModel) -> None:
