@@ -9,7 +9,7 @@ potted winks nobody could see are inferred from the rule 2.1.1 count.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -61,7 +61,8 @@ class BoardAssembly:
     detection_ids : tuple of str
         The wink id given to each detection ('' for a detection dropped).
     squops : SquopAnalysis
-        Every pair's call, in detection indices.
+        Every pair's call, in indices of the detections given (rows of
+        detections dropped by the rule 2.1.1 count are NaN / -1).
     notes : tuple of str
         What was inferred or dropped, in words.
     reviews : tuple of str
@@ -396,7 +397,26 @@ def assemble_board(
     return BoardAssembly(
         board=board,
         detection_ids=tuple(det_ids),
-        squops=squops,
+        squops=_in_detection_indices(squops, kept, len(detections)),
         notes=tuple(notes),
         reviews=tuple(reviews),
+    )
+
+
+def _in_detection_indices(
+    analysis: SquopAnalysis, kept: npt.NDArray[np.int64], n: int
+) -> SquopAnalysis:
+    """The analysis of ``detections[kept]`` re-indexed to all ``n`` detections."""
+    mat_xy = np.full((n, 2), np.nan)
+    top_z = np.full(n, np.nan)
+    level = np.full(n, -1, dtype=np.int64)
+    mat_xy[kept] = analysis.mat_xy_mm
+    top_z[kept] = analysis.top_z_mm
+    level[kept] = analysis.level
+    calls = tuple(
+        replace(c, upper=int(kept[c.upper]), lower=int(kept[c.lower])) for c in analysis.calls
+    )
+    evidence = {(int(kept[i]), int(kept[j])): ev for (i, j), ev in analysis.evidence.items()}
+    return SquopAnalysis(
+        calls=calls, mat_xy_mm=mat_xy, top_z_mm=top_z, level=level, evidence=evidence
     )
