@@ -78,8 +78,8 @@ def annotate_frame(
     """
     out = image_bgr.copy()
     h, w = out.shape[:2]
-    scale = max(0.4, w / 2400)
-    thick = max(1, int(round(w / 1200)))
+    scale = max(0.35, w / 4800)
+    thick = max(1, int(round(w / 2000)))
     placed = [wk for wk in board.winks if wk.x_mm is not None and wk.y_mm is not None]
     rims = {wk.id: _rim_px(camera, wk) for wk in placed}
     centres = {wk.id: _centre_px(camera, wk) for wk in placed}
@@ -164,7 +164,10 @@ def annotate_frame(
         lines.append((f"{flagged} uncertain: umpire to review", UNCERTAIN_BGR))
     lines += [(n[:70], (220, 220, 220)) for n in notes[:3]]
     line_h = int(34 * scale) + 4
-    panel_w = int(560 * scale * 1.6)
+    panel_w = 16 + max(
+        cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale * 1.1, thick)[0][0]
+        for text, _ in lines
+    )
     cv2.rectangle(out, (0, 0), (panel_w, line_h * len(lines) + 10), (0, 0, 0), -1)
     for k, (text, colour) in enumerate(lines):
         cv2.putText(
