@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from calibration.camera import CameraModel
-from calibration.colour import read_corner_colours
+from calibration.colour import CLOCKWISE, read_corner_colours
 from calibration.fit import MAT_CORNERS_MM, baseline_segment_mm, mapping_sigma_mm
 from calibration.mat import (
     MIN_IMAGE_SIDE_PX,
@@ -29,7 +29,7 @@ from calibration.result import (
     NoMatFoundError,
     UnreadableImageError,
 )
-from rules.board import POT_HEIGHT_MM
+from rules.board import POT_HEIGHT_MM, Colour
 
 FloatArray = npt.NDArray[np.float64]
 UInt8Array = npt.NDArray[np.uint8]
@@ -264,11 +264,27 @@ def _finish(image: UInt8Array, mat: MatFit, method: str) -> Calibration:
     offsets = fit.edge_offsets_mm.copy()
     # Canonical frame: blue's corner at y > 0. Turning the frame through 180
     # degrees maps corner i to corner i + 2 and edge i to edge i + 2.
-    if colours.blue_corner_index is not None and MAT_CORNERS_MM[colours.blue_corner_index][1] < 0:
+    blue_mm = np.zeros(2)
+    if colours.blue_corner_index is not None:
+        blue_mm = MAT_CORNERS_MM[colours.blue_corner_index].copy()
+    if colours.blue_corner_index is not None and blue_mm[1] < 0:
+        blue_mm = -blue_mm
         camera = _turned(camera)
         baselines = baselines[2:] + baselines[:2]
         offsets = np.roll(offsets, 2)
     corners_px = camera.mat_to_image(corners_mm)
+    colour_corners: dict[Colour, tuple[float, float]] | None = None
+    if colours.blue_corner_index is not None:
+        # Blue's corner is the one with y > 0 on blue's side; the rest follow
+        # clockwise seen from above, i.e. backwards through MAT_CORNERS_MM.
+        blue_at = int(np.argmin(np.linalg.norm(corners_mm - blue_mm, axis=1)))
+        colour_corners = {
+            colour: (
+                float(corners_mm[(blue_at - k) % 4][0]),
+                float(corners_mm[(blue_at - k) % 4][1]),
+            )
+            for k, colour in enumerate(CLOCKWISE)
+        }
     pot_px = camera.mat_to_image(np.array([[0.0, 0.0, 0.0], [0.0, 0.0, POT_HEIGHT_MM]]))
     results = tuple(
         BaselineResult(
@@ -292,4 +308,5 @@ def _finish(image: UInt8Array, mat: MatFit, method: str) -> Calibration:
         colour=colours.reference,
         image_size_wh=(image.shape[1], image.shape[0]),
         method=method,
+        corners_mm=colour_corners,
     )

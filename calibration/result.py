@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from calibration.camera import CameraModel
 from calibration.colour import ColourReference
+from rules.board import Colour
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -96,6 +97,9 @@ class Calibration:
     image_size_wh : (2,) tuple of int
     method : str
         ``"auto"`` or ``"manual-corners"``.
+    corners_mm : dict of Colour to (x, y), or None
+        Which mat corner belongs to which colour (rule 5.2), canonical frame;
+        None when the orientation is unknown.
     """
 
     camera: CameraModel
@@ -110,6 +114,7 @@ class Calibration:
     colour: ColourReference
     image_size_wh: tuple[int, int]
     method: str = "auto"
+    corners_mm: dict[Colour, tuple[float, float]] | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The calibration file's JSON form."""
@@ -137,6 +142,9 @@ class Calibration:
             "edge_offsets_mm": self.edge_offsets_mm.tolist(),
             "orientation_known": self.orientation_known,
             "colour": self.colour.to_json_dict(),
+            "corners_mm": None
+            if self.corners_mm is None
+            else {c.value: list(xy) for c, xy in self.corners_mm.items()},
         }
 
     @classmethod
@@ -179,6 +187,9 @@ class Calibration:
                 colour=ColourReference.from_json_dict(data["colour"]),
                 image_size_wh=(int(data["image_size_wh"][0]), int(data["image_size_wh"][1])),
                 method=str(data.get("method", "auto")),
+                corners_mm=None
+                if data.get("corners_mm") is None
+                else {Colour(k): (float(v[0]), float(v[1])) for k, v in data["corners_mm"].items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{where}: malformed calibration file ({exc!r})") from None

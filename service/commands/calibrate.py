@@ -1,0 +1,175 @@
+"""``winkref calibrate``: find the mat, write the calibration file and a picture of it.
+
+Usage::
+
+    winkref calibrate IMAGE [-o calib.json] [--corners x1,y1,...,x4,y4] [--annotate OUT.png]
+    winkref calibrate --camera N [-o calib.json]
+
+The calibration file (default ``calib.json``) is what ``winkref analyze
+--calibration`` and the other commands reuse. The annotated picture goes next
+to it (``calib.png``) unless ``--annotate`` says where.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from calibration import Calibration, calibrate, load_image
+from calibration.annotate import draw_calibration
+from calibration.result import BadCornersError
+
+
+class CameraUnavailableError(ValueError):
+    """No frame could be grabbed from the camera."""
+
+
+class UsageError(ValueError):
+    """The options contradict each other."""
+
+
+def parse_corners(text: str) -> npt.NDArray[np.float64]:
+    """``"x1,y1,x2,y2,x3,y3,x4,y4"`` as a (4, 2) array of pixels.
+
+    Raises
+    ------
+    BadCornersError
+        When there are not eight numbers.
+    """
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise BadCornersError(
+            f"--corners {text!r}: expected eight numbers x1,y1,x2,y2,x3,y3,x4,y4"
+        ) from None
+    if len(values) != 8:
+        raise BadCornersError(
+            f"--corners {text!r}: expected eight numbers x1,y1,...,x4,y4, got {len(values)}"
+        )
+    return np.asarray(values, np.float64).reshape(4, 2)
+
+
+def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
+    """One frame from camera ``camera_index``.
+
+    Raises
+    ------
+    CameraUnavailableError
+        When the camera cannot be opened or gives no frame.
+    """
+    # OpenCV logs its own warnings for a missing camera; our message says it better.
+    previous = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+    capture = cv2.VideoCapture(camera_index)
+    cv2.utils.logging.setLogLevel(previous)
+    try:
+        if not capture.isOpened():
+            raise CameraUnavailableError(
+                f"cannot open camera {camera_index}: no such camera or it is in use; "
+                "check the cable and permissions, or give an image file instead"
+            )
+        # Webcams need a few frames to settle exposure and white balance.
+        frame = None
+        for _ in range(5):
+            ok, grabbed = capture.read()
+            if ok:
+                frame = grabbed
+        if frame is None:
+            raise CameraUnavailableError(
+                f"camera {camera_index} opened but gave no picture; "
+                "check that no other program is using it"
+            )
+        return np.asarray(frame, np.uint8)
+    finally:
+        capture.release()
+
+
+def describe(cal: Calibration) -> str:
+    """The lines printed after a calibration."""
+    cam = cal.camera
+    focal = float(np.sqrt(cam.camera_matrix[0, 0] * cam.camera_matrix[1, 1]))
+    position = cam.position_mm
+    hfov = float(np.degrees(2 * np.arctan(cal.image_size_wh[0] / (2 * focal))))
+    # Angle of the optical axis from straight down.
+    axis_mat = cam.rotation.T @ np.array([0.0, 0.0, 1.0])
+    tilt = float(np.degrees(np.arccos(np.clip(-axis_mat[2], -1.0, 1.0))))
+    found = sum(b.found for b in cal.baselines)
+    lines = [
+        f"mat found ({cal.method}) in a {cal.image_size_wh[0]}x{cal.image_size_wh[1]} image",
+        "corners (px): " + "  ".join(f"({x:.1f}, {y:.1f})" for x, y in cal.corners_image_xy_px),
+        f"baselines found: {found}/4",
+        f"camera: focal {focal:.0f} px (horizontal field {hfov:.0f} deg), "
+        f"k1 {cam.dist_coeffs[0]:+.4f}, k2 {cam.dist_coeffs[1]:+.4f}",
+        f"camera position (mm): x {position[0]:.0f}, y {position[1]:.0f}, "
+        f"height {position[2]:.0f}; {tilt:.0f} deg from vertical",
+        f"reprojection error: RMS {cal.reprojection_rms_px:.2f} px = "
+        f"{cal.reprojection_rms_mm:.2f} mm on the mat",
+        f"mapping uncertainty: up to {cal.mapping_sigma_mm:.2f} mm (one sigma, over the mat)",
+    ]
+    if cal.orientation_known and cal.corners_mm is not None:
+        corners = ", ".join(
+            f"{c.value} ({x:+.0f}, {y:+.0f})" for c, (x, y) in cal.corners_mm.items()
+        )
+        lines.append(f"orientation: known from the corner winks: {corners}")
+    else:
+        lines.append(
+            "orientation: UNKNOWN (no unplayed winks seen behind the baselines); "
+            "the frame may be turned through 180 degrees"
+        )
+    if cal.colour.source == "winks":
+        seen = ", ".join(c.value for c in cal.colour.wink_lab)
+        lines.append(f"colour reference: learned from the winks behind the baselines ({seen})")
+    else:
+        lines.append("colour reference: white balance from the felt only")
+    return "\n".join(lines)
+
+
+def run(
+    image: Path | None,
+    *,
+    camera_index: int | None = None,
+    output: Path = Path("calib.json"),
+    corners: str | None = None,
+    annotate_path: Path | None = None,
+) -> str:
+    """Calibrate from an image file or a camera; write the file and the picture.
+
+    Returns
+    -------
+    str
+        The text to print.
+
+    Raises
+    ------
+    ValueError
+        Bad options, unreadable image, no camera, no mat, mat out of frame.
+    OSError
+        When an output file cannot be written.
+    """
+    if image is not None and camera_index is None:
+        frame = load_image(image)
+        source = str(image)
+    elif camera_index is not None and image is None:
+        frame = grab_frame(camera_index)
+        source = f"camera {camera_index}"
+    else:
+        raise UsageError("give either an IMAGE file or --camera N (exactly one of them)")
+    corner_px = parse_corners(corners) if corners is not None else None
+    cal = calibrate(frame, corners_image_px=corner_px)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(cal.to_json_dict(), indent=2) + "\n")
+    picture = annotate_path if annotate_path is not None else output.with_suffix(".png")
+    if not cv2.imwrite(str(picture), draw_calibration(frame, cal)):
+        raise OSError(f"cannot write the annotated image {str(picture)!r}")
+    return "\n".join(
+        [
+            f"calibrated from {source}",
+            describe(cal),
+            f"wrote {output} and {picture}",
+        ]
+    )
