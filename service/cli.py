@@ -150,6 +150,37 @@ def analyze(
         )
 
 
+@app.command()
+def calibrate(
+    image: Annotated[
+        Path | None, typer.Argument(help="A photo of the whole mat (or use --camera N).")
+    ] = None,
+    camera: Annotated[
+        int | None, typer.Option("--camera", help="Grab a frame from camera N instead.")
+    ] = None,
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Where to write the calibration file.")
+    ] = Path("calib.json"),
+    corners: Annotated[
+        str | None,
+        typer.Option("--corners", help="The mat's corners by hand: x1,y1,x2,y2,x3,y3,x4,y4 (px)."),
+    ] = None,
+    annotate: Annotated[
+        Path | None,
+        typer.Option("--annotate", help="Annotated picture; default: next to the output file."),
+    ] = None,
+) -> None:
+    """Find the mat, print the fit and its error in mm, and write the calibration file."""
+    from service.commands import calibrate as cmd
+
+    with _user_errors():
+        _emit(
+            cmd.run(
+                image, camera_index=camera, output=output, corners=corners, annotate_path=annotate
+            )
+        )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:
