@@ -126,6 +126,8 @@ class FrameContext:
         its edge in the image: the mat's edge must show there.
     mat_out_of_view_fraction : float
         Fraction of the mat's area outside the frame.
+    orientation_known : bool
+        False when the calibration could not tell blue's corner.
     """
 
     camera: CameraModel
@@ -137,6 +139,7 @@ class FrameContext:
     mm2_per_px_small: FloatArray
     edge_bands_px: tuple[tuple[FloatArray, FloatArray], ...]
     mat_out_of_view_fraction: float = 0.0
+    orientation_known: bool = True
 
 
 def _mat_outline_mm(step_mm: float = 20.0) -> FloatArray:
@@ -167,6 +170,21 @@ def _corners_of(calibration: Any) -> Mapping[Colour, tuple[float, float]] | None
         value = getattr(calibration, name, None)
         if isinstance(value, Mapping) and len(value) == 4:
             return {Colour(k): (float(v[0]), float(v[1])) for k, v in value.items()}
+    return None
+
+
+def _colour_reference_of(calibration: Any) -> Any:
+    """The detector's kind of colour reference, when the calibration carries one.
+
+    Calibration's own ``.colour`` (mean Lab per wink colour) is another type
+    that the detector does not read yet: it is not passed on.
+    """
+    from vision.colour import ColourReference
+
+    for name in ("colour_reference", "colour"):
+        value = getattr(calibration, name, None)
+        if isinstance(value, ColourReference):
+            return value
     return None
 
 
@@ -230,11 +248,12 @@ def prepare_context(
     in_view = np.all((grid_px >= -0.5) & (grid_px < np.array([w, h]) - 0.5), axis=1)
     return FrameContext(
         mat_out_of_view_fraction=float(1.0 - in_view.mean()),
+        orientation_known=bool(getattr(calibration_or_camera, "orientation_known", True)),
         edge_bands_px=_edge_bands(camera),
         camera=camera,
         corners_mm=corners,
         pot_centre_mm=pot,
-        colour_reference=getattr(calibration_or_camera, "colour_reference", None),
+        colour_reference=_colour_reference_of(calibration_or_camera),
         mat_polygon_px=outline_px,
         mat_mask_small=mask,
         mm2_per_px_small=area_full.astype(np.float64),
@@ -488,6 +507,11 @@ def analyze_frame(
             f"part of the mat is hidden ({region.area_mm2 / 100:.0f} cm^2 around "
             f"x={region.mat_polygon_mm[:, 0].mean():.0f} mm, "
             f"y={region.mat_polygon_mm[:, 1].mean():.0f} mm): winks there are not reported"
+        )
+    if not context.orientation_known:
+        notes.append(
+            "the corner colours could not be read: the board may be turned through 180 "
+            "degrees, so which baseline is whose is not known (unplayed winks may be wrong)"
         )
     if context.mat_out_of_view_fraction > 0.005:
         notes.append(
