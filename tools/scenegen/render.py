@@ -536,7 +536,7 @@ def draw_cone(
     if interior is not None:
         inner = _cylinder_ring(centre_xy, r_top - 1.5, base_z + height, count)
         _fill(img, tpx, np.clip(colour * (look.ambient + 0.45), 0, 1), alpha)
-        _fill(img, canvas.project(inner), interior, max(alpha, 0.85))
+        _fill(img, canvas.project(inner), interior, min(1.0, alpha + 0.25))
 
 
 def draw_box(
@@ -766,6 +766,34 @@ def _draw_distractor(img: F32, canvas: Canvas, look: Look, d: Distractor) -> Non
         draw_box(img, canvas, look, d)
 
 
+def _depth_of_field(img: F32, cam: CameraModel) -> F32:
+    """A phone's shallow focus: blur grows away from the focused depth of the mat.
+
+    The blur circle of a lens focused at depth ``f`` on a point at depth
+    ``d`` is proportional to ``|1 - f / d|``; with a phone's aperture and
+    a 4032-px sensor it is about 27 px at ``|1 - f / d| = 1`` for a 25 cm
+    focus, so a 45-degree shot is visibly soft at its near and far ends.
+    """
+    h, w = img.shape[:2]
+    step = 16
+    gx = np.arange(0, w + step, step, dtype=np.float64)
+    gy = np.arange(0, h + step, step, dtype=np.float64)
+    grid = np.stack(np.meshgrid(gx, gy), -1).reshape(-1, 2)
+    norm = cam.undistort_image_points(grid)
+    rays = np.hstack([norm, np.ones((len(norm), 1))]) @ cam.rotation  # world directions
+    pos = cam.position_mm
+    with np.errstate(divide="ignore", invalid="ignore"):
+        depth = -pos[2] / rays[:, 2]  # z_cam of the mat point, ray has z_cam = 1
+    depth = np.where(np.isfinite(depth) & (depth > 0), depth, np.nan)
+    focus = float(np.nanmedian(depth[len(depth) // 2 - 3 : len(depth) // 2 + 3]))
+    coc_px = 27.0 * (250.0 / focus) * np.abs(1.0 - focus / depth)
+    coc_px = np.nan_to_num(coc_px, nan=12.0).reshape(len(gy), len(gx)).astype(np.float32)
+    coc_full = _upsample_exact(coc_px.ravel(), len(gx), len(gy), step, w, h)
+    blurred = cv2.GaussianBlur(img, (0, 0), 3.0)
+    weight = np.clip(coc_full / 6.0, 0.0, 1.0)[..., None]
+    return (img * (1 - weight) + blurred * weight).astype(np.float32)
+
+
 def _camera_effects(
     img: F32, cam: CameraModel, rng: np.random.Generator, noise_scale: float
 ) -> np.ndarray:
@@ -777,14 +805,16 @@ def _camera_effects(
     vignette = 1.0 / (1.0 + float(rng.uniform(0.15, 0.45)) * r2) ** 2
     img = img * vignette[..., None]
     white = rng.uniform(0.92, 1.08, 3).astype(np.float32)
-    exposure = float(rng.uniform(0.85, 1.15))
+    exposure = float(rng.uniform(0.7, 1.12))
     img = img * (white * exposure)[None, None, :]
     scale = w / 1920.0
     sigma = float(rng.uniform(0.5, 0.9)) * max(1.0, scale * 0.8)
+    if scale > 1.5:
+        img = _depth_of_field(img, cam)
     img = cv2.GaussianBlur(img, (0, 0), sigma)
     img = np.clip(img, 0, 1)
     # Shot noise grows with brightness; read noise is flat; some is chroma.
-    level = float(rng.uniform(0.008, 0.02)) * noise_scale
+    level = float(rng.uniform(0.01, 0.04)) * noise_scale
     lum = rng.standard_normal((h, w, 1), dtype=np.float32)
     chroma = rng.standard_normal((h, w, 3), dtype=np.float32)
     noise = level * (0.7 * lum + 0.4 * chroma) * np.sqrt(0.3 + img)
