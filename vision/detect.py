@@ -77,6 +77,8 @@ CANDIDATE_CONTRAST = 0.25
 #: Largest channel difference from the felt, relative to its brightness,
 #: that marks something lying on it (coarse view).
 CANDIDATE_MEAN_CONTRAST = 0.15
+#: Smallest channel difference from the felt (grey levels) that can be a wink.
+MIN_GREY_STEP = 12
 #: Saturation (see :func:`vision.colour.hue_saturation`) of a wink colour.
 CANDIDATE_SATURATION = 0.05
 #: Opponent-chroma distance from the felt's own colour.
@@ -369,10 +371,19 @@ def _find_seeds(
     mean_weights = np.full((1, 3), 1.0 / 3.0, np.float32)
     brightness = cv2.transform(felt_u8, mean_weights).astype(np.float32) + 3.0
     rel = cv2.GaussianBlur(diff.astype(np.float32) / brightness, (5, 5), 1.0)
-    # Noisy frames (dark felt, a high-gain webcam) need a higher bar.
-    noise = float(np.median(rel[::4, ::4][view.valid[::4, ::4]])) if view.valid.any() else 0.0
-    threshold = max(CANDIDATE_MEAN_CONTRAST, 5.0 * noise)
-    rows, cols = np.nonzero((rel > threshold) & view.valid)
+    # Noisy surfaces (dark felt or table, a high-gain webcam) need a higher
+    # bar; mat and table are judged apart.
+    threshold = np.empty_like(rel)
+    sub_rel = rel[::4, ::4]
+    sub_valid = view.valid[::4, ::4]
+    sub_mat = view.on_mat[::4, ::4]
+    for side, region in ((True, view.on_mat), (False, ~view.on_mat)):
+        sample = sub_rel[sub_valid & (sub_mat == side)]
+        noise = float(np.median(sample)) if len(sample) else 0.0
+        threshold[region] = max(CANDIDATE_MEAN_CONTRAST, 5.0 * noise)
+    # And an absolute step, so that sensor noise on a dark table is not
+    # mistaken for colour.
+    rows, cols = np.nonzero((rel > threshold) & (diff >= MIN_GREY_STEP) & view.valid)
     label = np.full(view_bgr.shape[:2], -1, dtype=np.int8)
     if len(rows):
         felt_px = felt_u8[rows, cols].astype(np.float32)
@@ -395,6 +406,15 @@ def _find_seeds(
     fg[:, :-1] &= label[:, :-1] == label[:, 1:]
     fg[:-1, :] &= label[:-1, :] == label[1:, :]
     mask = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    # Whatever holds a disc wider than a large wink (with blur) is a
+    # squidger, a mug, a board or a book: drop it, edges included. Any wink
+    # colour counts, as such things need not keep to one hue.
+    big_r = int(round((MAX_WINK_RADIUS_MM + 2.0) * view.px_per_mm))
+    disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * big_r + 1, 2 * big_r + 1))
+    coloured = (label >= 0).astype(np.uint8)
+    big = cv2.dilate(cv2.erode(coloured, disc), disc, iterations=1)
+    big = cv2.dilate(big, np.ones((5, 5), np.uint8))
+    mask[big > 0] = 0
     return _seeds_from_mask(view, mask, label, felt_u8), mask, label
 
 
