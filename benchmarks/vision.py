@@ -359,7 +359,13 @@ def run_one(
     image = cv2.imread(str(img_path), cv2.IMREAD_COLOR)
     if image is None:
         raise OSError(f"cannot read {img_path}")
-    context = prepare_context(scene.camera, corners_mm=corners_of(scene))
+    if source == "calibrated":
+        from calibration import calibrate
+
+        calibration = calibrate(image)  # raises a ValueError subclass when it cannot
+        context = prepare_context(calibration)
+    else:
+        context = prepare_context(scene.camera, corners_mm=corners_of(scene))
     dets = None
     if source == "gt":
         dets = detections_from_ground_truth(scene, centre_sigma_mm=sigma, seed=seed)
@@ -372,27 +378,36 @@ def run_one(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="*", type=Path)
-    parser.add_argument("--source", choices=("gt", "image", "both"), default="both")
+    parser.add_argument(
+        "--source",
+        choices=("gt", "image", "calibrated", "both", "all"),
+        default="both",
+        help="both = gt + image (scene cameras); calibrated = image with calibration from the "
+        "photo itself; all = the three",
+    )
     parser.add_argument("--sigma", type=float, default=0.3, help="GT-mode centre noise, mm")
     parser.add_argument("--seeds", type=int, default=3, help="GT-mode noise draws per scene")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one frame")
     args = parser.parse_args(argv)
     dirs = args.dirs or [Path("/work/shared/scenes"), ROOT / "sample_images"]
     pairs = scene_paths([d for d in dirs if d.exists()])
-    sources = ["gt", "image"] if args.source == "both" else [args.source]
-    if "image" in sources:
-        try:
-            import vision.detect  # noqa: F401
-        except ImportError:
-            print("image source skipped: vision.detect is not there yet")
-            sources.remove("image")
+    sources = {"both": ["gt", "image"], "all": ["gt", "image", "calibrated"]}.get(
+        args.source, [args.source]
+    )
+    try:
+        import vision.detect  # noqa: F401
+    except ImportError:
+        print("image sources skipped: vision.detect is not there yet")
+        sources = [s for s in sources if s == "gt"]
     for source in sources:
         tallies: dict[str, Tally] = defaultdict(Tally)
         label = (
             f"GROUND-TRUTH-DERIVED detections (centre noise sigma {args.sigma} mm, "
             f"{args.seeds} draws per scene)"
             if source == "gt"
-            else "image detections (vision.detect)"
+            else "image detections (vision.detect), scene cameras"
+            if source == "image"
+            else "image detections (vision.detect), calibrated from each photo (calibrate)"
         )
         print(f"\n##### source: {label}")
         refused = total_nomat = 0
@@ -411,7 +426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             scene = to_canonical_frame(scene)
             for seed in range(args.seeds if source == "gt" else 1):
-                analysis, ms = run_one(img_path, scene, source, args.sigma, seed)
+                try:
+                    analysis, ms = run_one(img_path, scene, source, args.sigma, seed)
+                except ValueError as exc:
+                    print(f"   {img_path.name}: failed: {exc}")
+                    continue
                 key = f"{scene.profile} ({img_path.parent.name})"
                 tallies[key].times_ms.append(ms)
                 score_frame(scene, analysis.board, tallies[key])
