@@ -264,10 +264,12 @@ class Play:
             entry["event"] = event
         self.game.play(ShotRecord.model_validate(entry), index=self.index)
         self.index += 1
-        if not keep_board:
-            # The next board starts from where the rules left the winks: off winks
-            # replaced (13.1), knocked-out winks repotted (8.1.3), squops lifted (20.1).
-            self.board = self.game.board
+        # The next board starts from where the rules left the winks: off winks
+        # replaced (13.1), knocked-out winks repotted (8.1.3), squops lifted (20.1),
+        # and winks put back after a replayed foul or wrong colour (23.2, 23.3), which
+        # ``keep_board`` merely documents at the call site.
+        del keep_board
+        self.board = self.game.board
         return after
 
     def passes(self, colour: str, dt: float = 10.0) -> None:

@@ -51,21 +51,40 @@ def _choose(rng: random.Random, board: Board, colour: Colour) -> dict[str, Any]:
     return {"play": {wink.id: (round(x, 1), round(y, 1))}}
 
 
-def play_randomly(seed: int, max_shots: int = 160) -> Play:
+def _mischief(rng: random.Random, p: Play, colour: Colour) -> tuple[Colour, Any]:
+    """Now and then a foul (23.2) or the wrong colour played (23.3)."""
+    r = rng.random()
+    if r < 0.05:
+        others = [c for c in Colour if c is not colour and p.game.ruleset.can_play(p.board, c)]
+        if others:
+            wrong = rng.choice(others)
+            replay = rng.random() < 0.5
+            return wrong, {"type": "wrong_colour", "choice": "replay"} if replay else None
+    if r < 0.10:
+        return colour, {"type": "foul", "choice": "replay"}
+    if r < 0.13:
+        return colour, {"type": "foul", "choice": "accept"}
+    return colour, None
+
+
+def play_randomly(seed: int, max_shots: int = 160, *, mischief: bool = False) -> Play:
     rng = random.Random(seed)
     p = Play(starting_board(), rng.choice(list(Colour)).value, timed_period_s=900.0)
     for _ in range(max_shots):
         nxt = p.game.next_turn()
         if p.game.result is not None:
             break
-        colour = nxt.colour or nxt.choices[0]
+        colour = nxt.colour or rng.choice(nxt.choices)
         if nxt.nominated and not p.game.ruleset.can_play(p.board, colour):
             colour = next(c for c in Colour if p.game.ruleset.can_play(p.board, c))
+        due, event = colour, None
+        if mischief:
+            colour, event = _mischief(rng, p, colour)
         changes = _choose(rng, p.board, colour)
         if changes.pop("pass", False):
-            p.passes(colour.value, dt=15.0)
+            p.passes(due.value, dt=15.0)  # only the colour due may pass
         else:
-            p.shot(colour.value, dt=15.0, **changes)
+            p.shot(colour.value, dt=15.0, event=event, **changes)
     return p
 
 
@@ -81,6 +100,19 @@ def test_random_games_keep_the_engine_consistent(seed: int) -> None:
         assert sum(game.result.score.values()) == 7
         assert sum(game.result.points.values()) == 7
         assert game.events[-1].type is EventType.GAME_END
+    else:
+        nxt = game.next_turn()
+        assert nxt.colour is not None or nxt.choices
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10**6))
+def test_random_games_with_fouls_and_wrong_colours_stay_consistent(seed: int) -> None:
+    p = play_randomly(seed, mischief=True)
+    game = p.game
+    assert game.board.problems() == []
+    if game.result is not None:
+        assert sum(game.result.score.values()) == 7
     else:
         nxt = game.next_turn()
         assert nxt.colour is not None or nxt.choices
