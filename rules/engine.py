@@ -1058,6 +1058,11 @@ class Game:
             f"{why}Game over.{tid} The score is {result.notation}, {who}.",
             ended_by=result.ended_by.value,
             notation=result.notation,
+            **(
+                {}
+                if result.tiddlies is None
+                else {"tiddlies": {c.value: n for c, n in result.tiddlies.items()}}
+            ),
         )
         s.squop_up = None
         s.must_free = None

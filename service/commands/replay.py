@@ -32,8 +32,6 @@ def result_to_json(result: GameScore | None) -> dict[str, Any] | None:
         "score": {p.value: _number(v) for p, v in result.score.items()},
         "notation": result.notation,
     }
-    if result.tiddlies is not None:
-        out["tiddlies"] = {c.value: n for c, n in result.tiddlies.items()}
     return out
 
 

@@ -90,3 +90,10 @@ def test_a_rules_contradiction_names_the_file_too(tmp_path: Path) -> None:
     result = runner.invoke(app, ["replay", str(path)])
     assert result.exit_code == 2
     assert "outofturn.json: shots[2].colour: yellow passed, but it is red" in result.output
+
+
+def test_replay_json_result_has_exactly_the_issue_fields_and_tiddlies_ride_on_game_end() -> None:
+    result = runner.invoke(app, ["replay", str(EXAMPLES / "game_time_limit.json"), "--json"])
+    data = json.loads(result.output)
+    assert set(data["result"]) == {"ended_by", "points", "score", "notation"}
+    assert data["events"][-1]["tiddlies"] == {"blue": 9, "green": 6, "red": 8, "yellow": 6}
