@@ -315,3 +315,40 @@ def test_a_squopped_up_colours_forfeit_happens_in_its_squop_up_turn() -> None:
     assert (forfeit.colour, forfeit.rule) == (Colour.GREEN, "22.3.2")
     assert p.game.next_turn().forfeits[Colour.GREEN] == 0
     assert p.next_colour == "red"
+
+
+def test_a_freed_colour_that_forfeits_has_still_had_its_opportunity() -> None:
+    # Rule 22.5.3: yellow, freed, forfeits its turn (rule 14); after that blue may
+    # squop everything again without a failure to free, and a new squop-up begins.
+    p = Play(g1_board(), "yellow")
+    p.shot("yellow", off={"yellow-S4": (0.0, 470.0)})
+    p.shot("blue", squop={"blue-S2": "yellow-S4"})
+    assert p.find("squop_up")[0].data["turns"] == 3
+    p.shot("red", unsquop="red-L2", play={"red-L2": (200.0, -250.0)})  # frees two yellows
+    assert p.find("freeing_shot")
+    forfeit = p.find("forfeit")[-1]
+    assert (forfeit.colour, forfeit.rule) == (Colour.YELLOW, "14")
+    assert p.game.next_turn().must_free is None
+    p.shot("blue", squop={"blue-S3": ["yellow-S2", "yellow-S3"]})
+    assert not p.find("failure_to_free")
+    assert len(p.find("squop_up")) == 2
+
+
+def test_potting_a_sixth_wink_is_a_freeing_shot_and_lifts_every_squop() -> None:
+    # Rules 22.4.1 (a shot that pots the sixth wink of any colour), 20.1 and 22.5.4.
+    blues = colour_winks("blue")
+    board = make_board(
+        potted=blues[1:],
+        free={"blue-L1": (-300.0, -200.0), "red-S1": (300.0, 200.0)},
+        squops={"red-L1": GREENS, "red-L2": YELLOWS},
+    )
+    p = Play(board, "red")
+    p.shot("red", play={"red-S1": (310.0, 190.0)})
+    assert p.find("squop_up")
+    p.shot("blue", pot="blue-L1")
+    freeing = p.find("freeing_shot")[0]
+    assert "sixth wink" in freeing.text
+    assert p.rules_of("pot_out") == ["15", "20.1"]
+    assert all(w.status.value != "squopped" for w in p.game.board.winks)
+    assert p.next_colour == "green"
+    assert not p.find("failure_to_free")
