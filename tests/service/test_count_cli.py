@@ -1,0 +1,128 @@
+"""`winkref count`: tiddlies, ranks and notation from a board, and bad input.
+
+The photo-to-board part is the frame pipeline's (tested with vision); here
+the count is checked on boards with known answers, and the command's errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
+from service.cli import app
+from service.commands.count import (
+    BadFormatError,
+    colour_counts,
+    count_board,
+    parse_format,
+    report_json,
+    report_text,
+)
+
+runner = CliRunner()
+
+
+def _board() -> Board:
+    """Blue: 1 potted + 2 free = 5; green: 1 free = 1 (one squopped by red);
+    red: 1 potted = 3 + the squopper free = 4; yellow: 2 unplayed = 0."""
+    w = [
+        Wink(id="blue-L1", colour=Colour.BLUE, size=WinkSize.LARGE, status=WinkStatus.POTTED),
+        Wink(id="blue-S1", colour=Colour.BLUE, size=WinkSize.SMALL, status=WinkStatus.FREE),
+        Wink(id="blue-S2", colour=Colour.BLUE, size=WinkSize.SMALL, status=WinkStatus.FREE),
+        Wink(id="green-S1", colour=Colour.GREEN, size=WinkSize.SMALL, status=WinkStatus.FREE),
+        Wink(
+            id="green-S2",
+            colour=Colour.GREEN,
+            size=WinkSize.SMALL,
+            status=WinkStatus.SQUOPPED,
+            uncertain=True,
+        ),
+        Wink(id="red-L1", colour=Colour.RED, size=WinkSize.LARGE, status=WinkStatus.POTTED),
+        Wink(
+            id="red-S1",
+            colour=Colour.RED,
+            size=WinkSize.SMALL,
+            status=WinkStatus.FREE,
+            squops=("green-S2",),
+        ),
+        Wink(id="yellow-S1", colour=Colour.YELLOW, size=WinkSize.SMALL, status=WinkStatus.UNPLAYED),
+        Wink(id="yellow-S2", colour=Colour.YELLOW, size=WinkSize.SMALL, status=WinkStatus.UNPLAYED),
+    ]
+    return Board(winks=tuple(w))
+
+
+def test_tiddlies_ranks_and_notation_of_a_known_board() -> None:
+    tiddlies, score = count_board(_board())
+    assert tiddlies == {Colour.BLUE: 5, Colour.GREEN: 1, Colour.RED: 4, Colour.YELLOW: 0}
+    # Rule 19.2: 4, 2, 1, 0 points; blue+red 6, green+yellow 1.
+    assert score.notation == "6–1"
+
+
+def test_json_report_has_tiddlies_board_points_score_notation() -> None:
+    board = _board()
+    tiddlies, score = count_board(board)
+    out = report_json(board, tiddlies, score)
+    assert out["tiddlies"] == {"blue": 5, "green": 1, "red": 4, "yellow": 0}
+    assert out["points"]["blue"] == "4"
+    assert out["notation"] == "6–1"
+    assert set(out["score"]) == {"blue-red", "green-yellow"}
+    assert Board.from_json_dict(out["board"]) == board
+
+
+def test_unsure_winks_are_listed_not_hidden() -> None:
+    board = _board()
+    tiddlies, score = count_board(board)
+    assert report_json(board, tiddlies, score)["uncertain"] == ["green-S2"]
+    assert "green-S2" in report_text(board, tiddlies, score)
+    assert colour_counts(board)["green"]["uncertain"] == 1
+
+
+def test_shared_ranks_give_half_points() -> None:
+    # Two colours tie for first: they share 4 + 2 points (rule 19.2).
+    board = Board(
+        winks=(
+            Wink(id="blue-S1", colour=Colour.BLUE, size=WinkSize.SMALL, status=WinkStatus.FREE),
+            Wink(id="green-S1", colour=Colour.GREEN, size=WinkSize.SMALL, status=WinkStatus.FREE),
+        )
+    )
+    _, score = count_board(board)
+    assert score.notation == "3½–3½"
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("pairs", True),  # four players
+        ("singles", True),  # two players
+        ("quartet", False),  # not a format
+    ],
+)
+def test_parse_format(name: str, ok: bool) -> None:
+    if ok:
+        assert parse_format(name).value == name
+    else:
+        with pytest.raises(BadFormatError, match="quartet"):
+            parse_format(name)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["count", "/no/such/mat.jpg"], "does not exist"),  # missing file
+        (["count", "{readme}"], "cannot read"),  # not an image
+        (["count", "{readme}", "--ruleset", "nope"], "unknown ruleset 'nope'"),  # bad ruleset
+        (["count", "{readme}", "--format", "quartet"], "quartet"),  # bad format
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
+    readme = tmp_path / "notes.txt"
+    readme.write_text("not an image")
+    result = runner.invoke(app, [a.format(readme=readme) for a in args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output

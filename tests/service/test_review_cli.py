@@ -1,0 +1,113 @@
+"""`winkref review` from the command line: verdict, JSON, annotation and bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from service.cli import app
+from service.commands.review import BadOptionError, parse_near, parse_pair
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vision"))
+from test_review import BLUE, RED, render  # noqa: E402
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def squop_photo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small blue wink lying 1 mm onto a large red one, camera straight down."""
+    path = tmp_path_factory.mktemp("review") / "squop.png"
+    image = render([(0.0, 0.0, 0.0, 22.0, RED), (18.0, 0.0, 1.6, 16.0, BLUE)])
+    cv2.imwrite(str(path), image)
+    return path
+
+
+def test_json_verdict_has_the_required_fields(squop_photo: Path, tmp_path: Path) -> None:
+    out_png = tmp_path / "pair.png"
+    result = runner.invoke(app, ["review", str(squop_photo), "--json", "--annotate", str(out_png)])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    assert verdict["squopped"] is True
+    assert verdict["overlap_mm"] == pytest.approx(1.0, abs=0.3)
+    assert verdict["uncertainty_mm"] > 0
+    blue = next(w["id"] for w in verdict["winks"] if w["colour"] == "blue")
+    red = next(w["id"] for w in verdict["winks"] if w["colour"] == "red")
+    assert (verdict["upper"], verdict["lower"]) == (blue, red)
+    picture = cv2.imread(str(out_png))
+    assert picture is not None and picture.shape[0] > 100
+
+
+def test_text_verdict_names_the_pair_and_the_number(squop_photo: Path) -> None:
+    result = runner.invoke(app, ["review", str(squop_photo)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("squopped:")
+    assert "mm" in result.output
+
+
+def test_second_photo_is_combined(squop_photo: Path) -> None:
+    result = runner.invoke(
+        app, ["review", str(squop_photo), "--second", str(squop_photo), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert any("second photo" in n for n in json.loads(result.output)["notes"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["review", "/no/such/photo.jpg"], "does not exist"),  # missing file
+        (["review", "{readme}"], "cannot read"),  # not an image
+        (["review", "{photo}", "--pair", "W1,W9"], "W9"),  # unknown wink id
+        (["review", "{photo}", "--pair", "W1"], "--pair"),  # one id only
+        (["review", "{photo}", "--near", "a,b"], "--near"),  # not numbers
+        (["review", "{blank}"], "no winks"),  # felt only
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2(
+    args: list[str], message: str, squop_photo: Path, tmp_path: Path
+) -> None:
+    readme = tmp_path / "notes.txt"
+    readme.write_text("not an image")
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((600, 800, 3), (150, 160, 165), np.uint8))
+    filled = [a.format(readme=readme, photo=squop_photo, blank=blank) for a in args]
+    result = runner.invoke(app, filled)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("W1,W2", ("W1", "W2")),  # plain
+        (" W3 , W1 ", ("W3", "W1")),  # spaces tolerated
+        (None, None),  # not given
+    ],
+)
+def test_parse_pair(text: str | None, expected: tuple[str, str] | None) -> None:
+    assert parse_pair(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2010,1500", (2010.0, 1500.0)),  # integers
+        ("10.5,-3", (10.5, -3.0)),  # decimals and signs
+        ("1,2,3", BadOptionError),  # three numbers
+        ("nan,1", BadOptionError),  # not finite
+    ],
+)
+def test_parse_near(text: str, expected: object) -> None:
+    if expected is BadOptionError:
+        with pytest.raises(BadOptionError):
+            parse_near(text)
+    else:
+        assert parse_near(text) == expected
