@@ -896,11 +896,12 @@ class Game:
             squopped = s.squop_up.squopped
             freed = any(_is_free(w) for c in squopped.colours for w in s.board.of_colour(c))
             if freed or newly_out or game_over or ends_21:
+                # A pot-out lifts every squop (20.1), so name the pot first.
                 how = (
-                    "an opponent wink is free"
-                    if freed
-                    else "a sixth wink was potted"
+                    "a sixth wink was potted"
                     if newly_out
+                    else "an opponent wink is free"
+                    if freed
                     else "it ends the game"
                 )
                 self._emit(
