@@ -177,6 +177,8 @@ class Game:
         self.timed_period_s = self.ruleset.timed_period_s(game_format, timed_period_s)
         self.layout = layout
         start = board if board is not None else self.ruleset.starting_board()
+        # With the default start, the first recorded board may name the winks its own way.
+        self._ids_from_first_board = board is None
         self._s = _State(board=start, recorded=start, turn=squidge_off_winner)
         already_out = tuple(c for c in Colour if self.ruleset.potted_out(start, c))
         if already_out:
@@ -745,6 +747,10 @@ class Game:
         if new is None:
             raise IllegalRecordError(f"{where}.board: missing; only a pass may leave it out")
         problems = [f"{where}.board: {p}" for p in self.ruleset.board_problems(new)]
+        if self._ids_from_first_board:
+            self._ids_from_first_board = False
+            if not problems and set(new.by_id) != set(s.board.by_id):
+                s.board = s.recorded = _unplayed_copy(new)
         problems += [f"{where}.board: {p}" for p in self._transition_problems(new, shot.colour)]
         if problems:
             raise IllegalRecordError(problems)
@@ -1107,6 +1113,14 @@ def _unchanged(prev: Board, new: Board) -> bool:
         if a is not None and b is not None and math.dist(a, b) > UNMOVED_TOLERANCE_MM:
             return False
     return True
+
+
+def _unplayed_copy(board: Board) -> Board:
+    """Rule 5.5: the same winks (ids, colours, sizes), all behind their baselines."""
+    return board.with_winks(
+        w.with_status(WinkStatus.UNPLAYED).with_position(None, None).with_squops(())
+        for w in board.winks
+    ).with_tiddlies(None)
 
 
 def _lift_squops(board: Board) -> Board:

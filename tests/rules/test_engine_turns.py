@@ -208,3 +208,19 @@ def test_time_cannot_run_backwards() -> None:
     p.shot("green", dt=30, play=["green-L1"])
     with pytest.raises(IllegalRecordError, match=r"shots\[2\]\.t: 20 s is earlier"):
         p.shot("red", dt=-10, play=["red-L1"])
+
+
+def test_the_first_board_may_name_the_winks_its_own_way() -> None:
+    # Ids need only be stable through a game: vision may number winks as it likes.
+    from rules.record import ShotRecord
+
+    board = make_board(free=["blue-L1"])
+    renamed = board.with_winks(
+        w.model_copy(update={"id": f"w{i}"}) for i, w in enumerate(board.winks)
+    )
+    game = Game(starting_board().winks[0].colour)
+    game.play(
+        ShotRecord.model_validate({"t": 0, "colour": "blue", "board": renamed.to_json_dict()})
+    )
+    assert game.next_turn().colour is not None and game.next_turn().colour.value == "green"
+    assert game.board.wink("w0").status is WinkStatus.FREE
