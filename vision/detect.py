@@ -410,12 +410,16 @@ def _find_seeds(
     # squidger, a mug, a board or a book: drop it, edges included. Any wink
     # colour counts, as such things need not keep to one hue.
     # (An opening by a disc, done with two distance transforms.)
-    big_r = (MAX_WINK_RADIUS_MM + 2.0) * view.px_per_mm
-    coloured = (label >= 0).astype(np.uint8)
-    core = (cv2.distanceTransform(coloured, cv2.DIST_L2, 3) > big_r).astype(np.uint8)
-    if core.any():
-        reach = cv2.distanceTransform(1 - core, cv2.DIST_L2, 3)
-        mask[reach <= big_r + 2.0] = 0
+    # One colour at a time, a squidger is wider than a large wink; across
+    # colours (an orange board flickers between red and yellow) only much
+    # wider things count, since a cluster of winks is wide too.
+    for region, radius_mm in ((mask, MAX_WINK_RADIUS_MM + 2.0), (label >= 0, 24.0)):
+        big_r = radius_mm * view.px_per_mm
+        inside = cv2.distanceTransform(region.astype(np.uint8), cv2.DIST_L2, 3)
+        core = (inside > big_r).astype(np.uint8)
+        if core.any():
+            reach = cv2.distanceTransform(1 - core, cv2.DIST_L2, 3)
+            mask[reach <= big_r + 2.0] = 0
     return _seeds_from_mask(view, mask, label, felt_u8), mask, label
 
 
@@ -488,6 +492,7 @@ class _Rims:
     weight: FloatArray  # (n, r): 0 no crossing, 1 into felt, less into another wink
     foreign: npt.NDArray[np.bool_]  # (n, r): the crossing leads into another wink
     runs_out: FloatArray  # (n,) fraction of rays still in this colour at their end
+    run_axis: FloatArray  # (n, 2) main direction of those rays (unit, sign arbitrary)
     wink_colour: FloatArray  # (n, 3) in felt-brightness units
     own_fraction: FloatArray  # (n,) of samples within a small wink's radius: this colour
     felt_fraction: FloatArray  # (n,) ... and plain felt
@@ -575,7 +580,11 @@ def _sample_rims(
     # Beyond the rim: felt (a clean rim point) or another wink?
     beyond = np.clip(j[..., None] + np.arange(4, 13), 0, n_s - 1)
     contrast_beyond = np.take_along_axis(contrast, beyond, axis=2)
-    clean = contrast_beyond.mean(axis=2) < 0.5 * CANDIDATE_CONTRAST
+    # The felt's own texture and noise at full resolution, per wink: the
+    # median contrast of the outermost samples, which are mostly felt.
+    felt_noise = np.median(contrast[..., -6:].reshape(n, -1), axis=1)
+    clean_bar = np.maximum(0.5 * CANDIDATE_CONTRAST, 2.5 * felt_noise)
+    clean = contrast_beyond.mean(axis=2) < clean_bar[:, None]
     # Into another wink (not a shadow or the felt's texture).
     other_beyond = np.take_along_axis(other, beyond, axis=2).mean(axis=2) > 0.3
     foreign = has & ~clean & other_beyond
@@ -586,10 +595,21 @@ def _sample_rims(
         weight=weight,
         foreign=foreign,
         runs_out=(~has & inside[..., -1]).mean(axis=1),
+        run_axis=_principal_axis(unit, ~has & inside[..., -1]),
         wink_colour=wink.astype(np.float64),
         own_fraction=own[..., core_all].mean(axis=(1, 2)),
         felt_fraction=(contrast[..., core_all] < 0.5 * CANDIDATE_CONTRAST).mean(axis=(1, 2)),
     )
+
+
+def _principal_axis(unit: FloatArray, chosen: npt.NDArray[np.bool_]) -> FloatArray:
+    """(n, 2) main axis of the chosen ray directions (``unit`` is (r, 2))."""
+    weight = chosen.astype(np.float64)
+    sxx = weight @ (unit[:, 0] ** 2)
+    syy = weight @ (unit[:, 1] ** 2)
+    sxy = weight @ (unit[:, 0] * unit[:, 1])
+    angle = 0.5 * np.arctan2(2 * sxy, sxx - syy)
+    return np.column_stack([np.cos(angle), np.sin(angle)])
 
 
 @dataclass(frozen=True)
@@ -760,7 +780,9 @@ def detect_winks(
     if not seeds:
         return WinkDetections.empty()
 
-    def first_pass(seeds: list[_Seed], bias: float | None) -> tuple[_Fits, FloatArray, float]:
+    def first_pass(
+        seeds: list[_Seed], bias: float | None
+    ) -> tuple[_Fits, FloatArray, float, _Rims]:
         centres = np.array([s.mat_xy_mm for s in seeds])
         plane_z = view.z_mm + _base_height(centres, mat_polygon_mm)
         colour_index = np.array([s.colour_index for s in seeds], dtype=np.int64)
@@ -770,9 +792,26 @@ def detect_winks(
         if bias is None:
             # The frame's radius bias comes from its clearest rims.
             bias = estimate_radius_bias(free.radius_mm[_clear_rims(free, rims)])
-        return _fit_rims(rims, centres, free, bias), plane_z, bias
+        return _fit_rims(rims, centres, free, bias), plane_z, bias, rims
 
-    fits, plane_z, bias = first_pass(seeds, None)
+    fits, plane_z, bias, rims = first_pass(seeds, None)
+    # A seed between two overlapping winks of one colour fails: its colour
+    # runs on along the pair's axis. Try a seed on each side.
+    split = np.flatnonzero(~fits.ok & (rims.runs_out > 0.25))
+    axis_seeds = [
+        _Seed(
+            seeds[i].mat_xy_mm + side * 5.0 * rims.run_axis[i],
+            seeds[i].colour_index,
+            seeds[i].background_bgr,
+        )
+        for i in split
+        for side in (-1.0, 1.0)
+    ]
+    if axis_seeds:
+        more_fits, more_plane, _, _ = first_pass(axis_seeds, bias)
+        seeds = seeds + axis_seeds
+        fits = _concat_fits(fits, more_fits)
+        plane_z = np.concatenate([plane_z, more_plane])
     # Wink colour the fits leave unexplained is another wink: one of the
     # same colour lying on or under a found one merges into its blob.
     covered = mask.copy()
@@ -782,7 +821,7 @@ def detect_winks(
         cv2.circle(covered, (round(col), round(row)), round(radius_px), 0, -1)
     extra = _seeds_from_mask(view, covered, label, felt)
     if extra:
-        extra_fits, extra_plane, _ = first_pass(extra, bias)
+        extra_fits, extra_plane, _, _ = first_pass(extra, bias)
         seeds = seeds + extra
         fits = _concat_fits(fits, extra_fits)
         plane_z = np.concatenate([plane_z, extra_plane])
@@ -879,7 +918,7 @@ def _assemble(
         duplicate = any(
             colour_index[q] == colour_index[m]
             and np.linalg.norm(circles.centre_mm[q] - circles.centre_mm[m])
-            < 1.2 * min(radius_m, circles.radius_mm[q])
+            < 0.5 * min(radius_m, circles.radius_mm[q])
             for q in kept
         )
         if not duplicate:
