@@ -378,23 +378,16 @@ def upper_evidence(
         model_score = _layer_model_score(lab, poly_a, poly_b, others, ref_a, ref_b)
 
     edge_score: float | None = None
-    grad = np.zeros(shape)
-    for c in range(3):
-        gx = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 1, 0, ksize=3)
-        gy = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 0, 1, ksize=3)
-        grad += np.hypot(gx, gy) * _LAB_WEIGHTS[c]
-    # Rim samples well inside the other disc, away from where the rims
-    # cross, and not under a third wink: depth inside a disc from its mask's
-    # distance transform.
-    depth_a = cv2.distanceTransform(mask_a, cv2.DIST_L2, 3) * clear
-    depth_b = cv2.distanceTransform(mask_b, cv2.DIST_L2, 3) * clear
-    a_in_b = poly_a[_bilinear(depth_b, poly_a) > 1.0]
-    b_in_a = poly_b[_bilinear(depth_a, poly_b) > 1.0]
-    if len(a_in_b) >= 3 and len(b_in_a) >= 3:
-        g_a = float(np.mean(_bilinear(grad, a_in_b)))
-        g_b = float(np.mean(_bilinear(grad, b_in_a)))
-        if g_a + g_b > 1e-6:
-            edge_score = (g_a - g_b) / (g_a + g_b)
+    # The edge cue is the weakest: skip it when the colour cues already
+    # agree clearly, and for one colour, where it is no better than chance.
+    settled = (
+        model_score is not None
+        and colour_score is not None
+        and abs(model_score + colour_score) >= 1.2
+        and model_score * colour_score > 0
+    )
+    if not settled and not same_colour:
+        edge_score = _edge_score(lab, poly_a, poly_b, mask_a, mask_b, clear)
 
     rim_score: float | None = None
     if rim_points_a_px is not None and rim_points_b_px is not None:
@@ -437,6 +430,35 @@ MODEL_WEIGHT = 1.0
 RENDER_BLUR_PX = 0.8
 
 
+def _edge_score(
+    lab: FloatArray,
+    poly_a: FloatArray,
+    poly_b: FloatArray,
+    mask_a: npt.NDArray[np.uint8],
+    mask_b: npt.NDArray[np.uint8],
+    clear: npt.NDArray[np.uint8],
+) -> float | None:
+    """Gradient on a's rim inside b against b's rim inside a: positive for a on top."""
+    grad = np.zeros(lab.shape[:2])
+    for c in range(3):
+        gx = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 1, 0, ksize=3)
+        gy = cv2.Sobel(lab[:, :, c], cv2.CV_64F, 0, 1, ksize=3)
+        grad += np.hypot(gx, gy) * _LAB_WEIGHTS[c]
+    # Rim samples well inside the other disc, away from where the rims
+    # cross, and not under a third wink: depth inside a disc from its mask's
+    # distance transform.
+    depth_a = cv2.distanceTransform(mask_a, cv2.DIST_L2, 3) * clear
+    depth_b = cv2.distanceTransform(mask_b, cv2.DIST_L2, 3) * clear
+    a_in_b = poly_a[_bilinear(depth_b, poly_a) > 1.0]
+    b_in_a = poly_b[_bilinear(depth_a, poly_b) > 1.0]
+    if len(a_in_b) >= 3 and len(b_in_a) >= 3:
+        g_a = float(np.mean(_bilinear(grad, a_in_b)))
+        g_b = float(np.mean(_bilinear(grad, b_in_a)))
+        if g_a + g_b > 1e-6:
+            return (g_a - g_b) / (g_a + g_b)
+    return None
+
+
 def _layer_model_score(
     lab: FloatArray,
     poly_a: FloatArray,
@@ -466,22 +488,31 @@ def _layer_model_score(
     if free.sum() < 5:
         return None
     felt = np.median(lab[free], axis=0)
-    ca, cb = cov_a[:, :, None], cov_b[:, :, None]
-    a_over_b = ca * colour_a + (1 - ca) * (cb * colour_b + (1 - cb) * felt)
-    b_over_a = cb * colour_b + (1 - cb) * (ca * colour_a + (1 - ca) * felt)
-    a_over_b = cv2.GaussianBlur(a_over_b, (0, 0), RENDER_BLUR_PX)
-    b_over_a = cv2.GaussianBlur(b_over_a, (0, 0), RENDER_BLUR_PX)
-    weights = _LAB_WEIGHTS[None, None, :]
-    differ = np.sqrt((((a_over_b - b_over_a) * weights) ** 2).sum(axis=2))
-    usable = (differ > 4.0) & (cv2.dilate(others, np.ones((3, 3), np.uint8)) == 0)
-    if usable.sum() < 1:
+    # The two renders share everything but the lens: "a over b" is
+    # common + both * a, "b over a" is common + both * b, and the blur is
+    # linear, so blur each part once.
+    weights = _LAB_WEIGHTS.astype(np.float32)
+    col_a = (colour_a * weights).astype(np.float32)
+    col_b = (colour_b * weights).astype(np.float32)
+    col_f = (felt * weights).astype(np.float32)
+    only_a = (cov_a * (1 - cov_b)).astype(np.float32)
+    only_b = (cov_b * (1 - cov_a)).astype(np.float32)
+    neither = ((1 - cov_a) * (1 - cov_b)).astype(np.float32)
+    both = cv2.GaussianBlur((cov_a * cov_b).astype(np.float32), (0, 0), RENDER_BLUR_PX)
+    common = only_a[:, :, None] * col_a + only_b[:, :, None] * col_b + neither[:, :, None] * col_f
+    common = cv2.GaussianBlur(common, (0, 0), RENDER_BLUR_PX)
+    step = float(np.linalg.norm(col_a - col_b))
+    usable = (both * step > 4.0) & (others == 0)
+    if not usable.any():
         return None
-    err_a = ((((lab - a_over_b) * weights) ** 2).sum(axis=2))[usable].sum()
-    err_b = ((((lab - b_over_a) * weights) ** 2).sum(axis=2))[usable].sum()
+    residual = (lab.astype(np.float32) * weights)[usable] - common[usable]
+    lens = both[usable][:, None]
+    err_a = float(((residual - lens * col_a) ** 2).sum())
+    err_b = float(((residual - lens * col_b) ** 2).sum())
     if err_a + err_b <= 1e-9:
         return None
-    strength = min(1.0, float(differ[usable].sum()) / 60.0)
-    return float((err_b - err_a) / (err_a + err_b)) * strength
+    strength = min(1.0, float(both[usable].sum()) * step / 60.0)
+    return (err_b - err_a) / (err_a + err_b) * strength
 
 
 def _rim_points_inside(
