@@ -407,6 +407,13 @@ def find_closeup_winks(
             "no winks found in the photo: nothing there has a wink's colour and round outline; "
             "take the photo closer to the winks, in good light"
         )
+    # Crops of neighbouring blobs overlap a little: keep one fit per wink.
+    winks.sort(key=lambda k: -len(k.rim_image_px))
+    unique: list[CloseupWink] = []
+    for k in winks:
+        if not any(_same_wink(k.ellipse, u.ellipse) for u in unique):
+            unique.append(k)
+    winks = unique
     centre = np.array([width / 2, height / 2])
     winks.sort(key=lambda k: float(np.hypot(*(np.asarray(k.ellipse.centre_xy_px) - centre))))
     return tuple(

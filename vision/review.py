@@ -33,6 +33,7 @@ from vision.closeup_geometry import (
     PinholeIntrinsics,
     RectificationError,
     Support,
+    assign_diameters_mm,
     estimate_plane,
     fit_wink_circle,
 )
@@ -150,10 +151,23 @@ def rectify(
             break
         chosen = [w for w, good in zip(chosen, ok, strict=True) if good]
         plane = estimate_plane(intr, [w.rim_image_px for w in chosen])
-    sizes = []
-    for w in winks:
-        r = fit_wink_circle(plane, w.rim_image_px)[1]
-        sizes.append(_nearest_diameter(2 * r))
+    radii = np.array([fit_wink_circle(plane, w.rim_image_px)[1] for w in winks])
+    # Far too big or small for a wink on this plane (a pot, a cup, a fleck of colour):
+    # not a wink. Partly seen winks get more room, their radius is less sure.
+    rel = np.minimum(
+        np.abs(2 * radii / LARGE_WINK_DIAMETER_MM - 1),
+        np.abs(2 * radii / SMALL_WINK_DIAMETER_MM - 1),
+    )
+    keep = [
+        k
+        for k, w in enumerate(winks)
+        if rel[k] < (0.12 if w.rim_visible_fraction >= 0.75 else 0.25)
+    ]
+    if keep:
+        winks = tuple(winks[k] for k in keep)
+        radii = radii[keep]
+    # In units of the camera's distance, as assign_diameters_mm expects.
+    sizes = assign_diameters_mm(radii / plane.distance_mm)
     return plane, tuple(winks), sizes
 
 
@@ -161,12 +175,6 @@ def _radius_fits_a_size(radii: FloatArray) -> npt.NDArray[np.bool_]:
     d = 2 * radii
     rel = np.minimum(np.abs(d / LARGE_WINK_DIAMETER_MM - 1), np.abs(d / SMALL_WINK_DIAMETER_MM - 1))
     return np.asarray(rel < 0.1)
-
-
-def _nearest_diameter(d_mm: float) -> float:
-    if abs(math.log(d_mm / LARGE_WINK_DIAMETER_MM)) < abs(math.log(d_mm / SMALL_WINK_DIAMETER_MM)):
-        return LARGE_WINK_DIAMETER_MM
-    return SMALL_WINK_DIAMETER_MM
 
 
 # --------------------------------------------------------------------------
