@@ -85,6 +85,8 @@ CANDIDATE_SATURATION = 0.05
 CANDIDATE_CHROMA_STEP = 0.04
 #: Anything fitted larger than this radius is a squidger or a mug, not a wink.
 MAX_WINK_RADIUS_MM = 13.0
+#: Least rim score (arc fraction over (0.3 mm + rms residual)) of a wink.
+MIN_RIM_SCORE = 0.55
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
 EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
@@ -712,6 +714,9 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
         # Its rim is seen, or hidden by another wink; not simply missing.
         & (arc >= 0.3)
         & (arc + occluded >= 0.5)
+        # A round rim: enough of it, tight to the circle. Straight edges
+        # (pens, paper corners) fit a wink-sized circle only loosely.
+        & (arc / (0.3 + np.where(choose_large, large.rms_mm, small.rms_mm)) >= MIN_RIM_SCORE)
         & (rims.own_fraction >= 0.2)
         & (rims.felt_fraction <= 0.35)
         & ((rims.weight > 0).sum(axis=1) >= 6)
