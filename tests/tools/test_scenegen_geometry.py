@@ -149,3 +149,26 @@ def test_polygon_coverage_keeps_area_and_centroid(radius_px: float, aspect: floa
     assert (area - exact.area) / exact.length == pytest.approx(0.0, abs=0.02)  # edge shift, px
     assert float((cov * xs).sum()) / area == pytest.approx(exact.centroid.x, abs=0.04)
     assert float((cov * ys).sum()) / area == pytest.approx(exact.centroid.y, abs=0.04)
+
+
+def test_painter_draws_a_wink_after_the_wink_it_leans_on_even_when_its_centre_is_lower() -> None:
+    from calibration.camera import CameraModel
+    from tools.scenegen.layout import Layout
+    from tools.scenegen.render import _painter_order, make_canvas
+
+    below = _wink("blue-S1", 0.0, 0.0).with_centre((0.0, 0.0, 3.0))  # centre higher
+    above = _wink("blue-L1", 15.0, 0.0, large=True)  # squops below
+    layout = Layout(corners={}, winks=[above, below], pot_material="white", mat_thickness_mm=3.0)
+    layout.mat_present = False
+    cam = CameraModel(
+        (320, 240),
+        np.array([[300.0, 0, 159.5], [0, 300.0, 119.5], [0, 0, 1]]),
+        np.zeros(5),
+        np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]]),
+        np.array([0.0, 0.0, 1500.0]),
+    )
+    canvas = make_canvas(cam)
+    plain = [o.id for _, o in _painter_order(layout, canvas, {})]  # type: ignore[union-attr]
+    assert plain == ["blue-L1", "blue-S1"]  # depth and height alone get it wrong
+    order = [o.id for _, o in _painter_order(layout, canvas, {"blue-L1": ["blue-S1"]})]  # type: ignore[union-attr]
+    assert order == ["blue-S1", "blue-L1"]

@@ -179,3 +179,56 @@ def test_generator_is_deterministic_and_reproduces_the_committed_sample() -> Non
     assert json.loads(json.dumps(first.ground_truth)) == committed
     jpeg = cv2.imread(str(SAMPLES / "overhead_00101.jpg")).astype(np.float32)
     assert float(np.mean(np.abs(jpeg - first.image_bgr.astype(np.float32)))) < 3.0
+
+
+def _hue_deg(bgr: np.ndarray) -> float:
+    hsv = cv2.cvtColor(np.uint8([[np.clip(bgr, 0, 255)]]), cv2.COLOR_BGR2HSV_FULL)[0, 0]
+    return float(hsv[0]) * 360.0 / 256.0
+
+
+_HUE_DEG = {"red": 0.0, "yellow": 55.0, "green": 120.0, "blue": 220.0}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in SCENES if p.stem.startswith(("overhead", "oblique", "closeup"))],
+    ids=lambda p: p.stem,
+)
+def test_picture_shows_the_ground_truth_upper_wink_on_deep_overlaps(path: Path) -> None:
+    from tools.scenegen.geometry import mid_plane_z, plan_polygon
+
+    scene = load_scene(path)
+    image = cv2.imread(str(path.with_suffix(".jpg")))
+    solids = {s.id: s for s in _solids(scene)}
+    checked = 0
+    for upper in scene.winks:
+        for low_id in upper.squops:
+            lower = scene.by_id[low_id]
+            if (
+                lower.colour is upper.colour
+                or signed_plan_gap(solids[upper.id], solids[low_id]) > -3
+            ):
+                continue
+            overlap = plan_polygon(solids[upper.id]).intersection(plan_polygon(solids[low_id]))
+            # Only overlaps a few pixels deep can be read from the picture's colour.
+            inner = overlap.buffer(-2.5 * scene.camera.mm_per_px_at(upper.centre_mm))
+            if inner.is_empty:
+                continue
+            spot = inner.representative_point()
+            z_top = mid_plane_z(solids[upper.id], (spot.x, spot.y)) + upper.thickness_mm / 2
+            px = scene.camera.mat_to_image([[spot.x, spot.y, z_top]])[0]
+            x, y = int(round(px[0])), int(round(px[1]))
+            w, h = scene.camera.image_size_wh
+            if not (2 <= x < w - 2 and 2 <= y < h - 2):
+                continue
+            bgr = image[y - 1 : y + 2, x - 1 : x + 2].reshape(-1, 3).mean(axis=0)
+            hue = _hue_deg(bgr)
+
+            def dist(colour: Colour, hue: float = hue) -> float:
+                d = abs(hue - _HUE_DEG[colour.value]) % 360
+                return min(d, 360 - d)
+
+            assert dist(upper.colour) < dist(lower.colour), (upper.id, low_id, hue)
+            checked += 1
+    if checked == 0:
+        pytest.skip("no deep two-colour overlap in this scene")

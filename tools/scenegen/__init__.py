@@ -95,7 +95,7 @@ def generate_scene(profile: str, seed: int) -> GeneratedScene:
     else:
         disputed, target = _choose_disputed(layout, facts, rng)
         sampled = cameras.closeup(rng, target)
-    image = render_scene(layout, sampled.model, rng)
+    image = render_scene(layout, sampled.model, rng, squops=facts.squops)
     scene_id = f"{profile}_{seed:05d}"
     gt = ground_truth(scene_id, profile, layout, facts, sampled, disputed)
     quality = int(rng.integers(80, 88)) if profile == "closeup" else int(rng.integers(84, 95))

@@ -12,7 +12,7 @@ to front with sub-pixel vertices and anti-aliasing.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -654,47 +654,95 @@ def render_shadows(canvas: Canvas, layout: Layout, look: Look) -> F32:
 
 
 def render_scene(
-    layout: Layout, cam: CameraModel, rng: np.random.Generator, *, noise_scale: float = 1.0
+    layout: Layout,
+    cam: CameraModel,
+    rng: np.random.Generator,
+    *,
+    squops: Mapping[str, Sequence[str]] | None = None,
+    noise_scale: float = 1.0,
 ) -> np.ndarray:
-    """Render the layout as the camera would see it: (H, W, 3) uint8 BGR."""
+    """Render the layout as the camera would see it.
+
+    Parameters
+    ----------
+    layout : Layout
+    cam : CameraModel
+    rng : numpy Generator
+        Drives every appearance choice (felt, light, noise).
+    squops : mapping of str to sequence of str, optional
+        For each wink id, the ids it lies above (from the solids). A wink is
+        always drawn after every wink it squops, so the picture shows the
+        same upper wink as the ground truth.
+    noise_scale : float
+        Multiplies the sensor noise.
+
+    Returns
+    -------
+    image_bgr : (H, W, 3) ndarray of uint8
+    """
     look = choose_look(rng)
     canvas = make_canvas(cam)
     img = render_planes(canvas, layout, look, rng)
     img *= (1 - render_shadows(canvas, layout, look))[..., None]
 
-    # Painter's order: far first; higher winks after lower ones in a pile.
-    items: list[tuple[float, str, object]] = []
-    for w in layout.winks:
-        depth = float(canvas.depth(w.centre[None, :])[0])
-        items.append((depth - 60.0 * w.centre[2], "wink", w))
-    for d in layout.distractors:
-        pt3 = np.array([d.centre_mm[0], d.centre_mm[1], d.base_z_mm + d.size_mm[2] / 2])
-        items.append((float(canvas.depth(pt3[None, :])[0]) - 30.0 * d.size_mm[2], "d", d))
-    if layout.mat_present:
-        items.append((float(canvas.depth(np.array([[0.0, 0.0, 19.0]]))[0]), "pot", None))
-    items.sort(key=lambda it: -it[0])
-
     pot_colour, pot_alpha = POT_COLOURS_BGR[layout.pot_material]
     pot_rgb = np.asarray(pot_colour)
     potted = [w for w in layout.winks if w.placement == "potted"]
-    for _, kind, obj in items:
-        if kind == "wink":
-            w = obj  # type: ignore[assignment]
-            assert isinstance(w, WinkSolid)
-            if w.placement == "potted":
-                continue
-            draw_disc(img, canvas, look, w, look.wink_bgr[w.colour])
+    for kind, obj in _painter_order(layout, canvas, squops or {}):
+        if isinstance(obj, WinkSolid):
+            draw_disc(img, canvas, look, obj, look.wink_bgr[obj.colour])
+        elif isinstance(obj, Distractor):
+            _draw_distractor(img, canvas, look, obj)
         elif kind == "pot":
             _draw_pot(img, canvas, look, pot_rgb, pot_alpha, potted)
-        else:
-            d = obj
-            assert isinstance(d, Distractor)
-            _draw_distractor(img, canvas, look, d)
 
     out = cv2.remap(
         img, canvas.map_x, canvas.map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT
     )
     return _camera_effects(out, cam, rng, noise_scale)
+
+
+def _painter_order(
+    layout: Layout, canvas: Canvas, squops: Mapping[str, Sequence[str]]
+) -> list[tuple[str, WinkSolid | Distractor | None]]:
+    """Far things first; a wink never before a wink it lies on.
+
+    Depth alone fails for two tilted winks leaning on each other (the upper
+    one's centre can be the lower), so winks in a pile are emitted only
+    after everything they squop.
+    """
+    keyed: list[tuple[float, str, WinkSolid | Distractor | None]] = []
+    for w in layout.winks:
+        if w.placement == "potted":
+            continue
+        depth = float(canvas.depth(w.centre[None, :])[0])
+        keyed.append((depth - 60.0 * w.centre[2], "wink", w))
+    for d in layout.distractors:
+        pt3 = np.array([d.centre_mm[0], d.centre_mm[1], d.base_z_mm + d.size_mm[2] / 2])
+        keyed.append((float(canvas.depth(pt3[None, :])[0]) - 30.0 * d.size_mm[2], "d", d))
+    if layout.mat_present:
+        keyed.append((float(canvas.depth(np.array([[0.0, 0.0, 19.0]]))[0]), "pot", None))
+    keyed.sort(key=lambda it: -it[0])
+
+    winks = {w.id: w for w in layout.winks if w.placement != "potted"}
+    done: set[str] = set()
+    order: list[tuple[str, WinkSolid | Distractor | None]] = []
+
+    def emit(wid: str, path: tuple[str, ...] = ()) -> None:
+        if wid in done or wid in path:
+            return
+        for low in squops.get(wid, ()):
+            if low in winks:
+                emit(low, (*path, wid))
+        done.add(wid)
+        order.append(("wink", winks[wid]))
+
+    for _, kind, obj in keyed:
+        if isinstance(obj, WinkSolid):
+            emit(obj.id)
+        else:
+            order.append((kind, obj))
+    return order
 
 
 def _draw_pot(
