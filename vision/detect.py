@@ -8,8 +8,9 @@ How
    depend only on the camera, so they are cached: a still camera pays for
    them once.
 2. **Felt model.** A wide median of that view is the felt (and table)
-   colour around every point; dividing by it white-balances locally (see
-   :mod:`vision.colour`).
+   colour around every point; colours are measured against it (see
+   :mod:`vision.colour`). A still camera reuses it for
+   :data:`FELT_REFRESH_FRAMES` frames unless the light changes.
 3. **Candidates.** Pixels whose hue is near a wink colour and whose
    saturation stands out from the felt are grouped per colour; the peaks of
    each group's distance transform seed one wink each (two touching winks of
@@ -94,10 +95,10 @@ MIN_WINK_RADIUS_MM = 6.0
 
 _SMALL_R = SMALL_WINK_DIAMETER_MM / 2
 _LARGE_R = LARGE_WINK_DIAMETER_MM / 2
-_N_RAYS = 40
+_N_RAYS = 36
 _RAY_START_MM = 1.0
-_RAY_STOP_MM = 14.5
-_RAY_STEP_MM = 0.3
+_RAY_STOP_MM = 14.0
+_RAY_STEP_MM = 0.33
 
 
 # --------------------------------------------------------------------------
@@ -291,6 +292,45 @@ def _camera_key(camera: CameraModel) -> str:
     return digest.hexdigest()
 
 
+#: A still camera's felt model is reused for this many frames ...
+FELT_REFRESH_FRAMES = 15
+#: ... unless the view's mean brightness moves by more than this fraction.
+FELT_REFRESH_BRIGHTNESS = 0.03
+
+# camera key -> (felt model, view brightness when made, frames used)
+_FELT_CACHE: dict[str, tuple[npt.NDArray[np.uint8], float, int]] = {}
+
+
+def clear_caches(*, keep_views: bool = False) -> None:
+    """Forget every camera's felt model and, unless ``keep_views``, its remap tables.
+
+    Call it after moving the camera; benchmarks use it to time a cold start.
+    """
+    if not keep_views:
+        _VIEW_CACHE.clear()
+    _FELT_CACHE.clear()
+
+
+def _cached_felt_model(
+    camera: CameraModel, view: BirdsEyeView, view_bgr: npt.NDArray[np.uint8]
+) -> npt.NDArray[np.uint8]:
+    """The felt model, rebuilt every few frames or when the light changes."""
+    key = _camera_key(camera)
+    brightness = float(sum(cv2.mean(view_bgr)[:3]))
+    cached = _FELT_CACHE.get(key)
+    if cached is not None:
+        felt, made_at, used = cached
+        steady = abs(brightness - made_at) <= FELT_REFRESH_BRIGHTNESS * max(made_at, 1.0)
+        if steady and used < FELT_REFRESH_FRAMES and felt.shape == view_bgr.shape:
+            _FELT_CACHE[key] = (felt, made_at, used + 1)
+            return felt
+    felt = _felt_model(view, view_bgr)
+    _FELT_CACHE[key] = (felt, brightness, 1)
+    while len(_FELT_CACHE) > _VIEW_CACHE_SIZE:
+        _FELT_CACHE.pop(next(iter(_FELT_CACHE)))
+    return felt
+
+
 def cached_birds_eye_view(camera: CameraModel) -> BirdsEyeView:
     """The coarse view for this camera, built once per camera (LRU of 4)."""
     key = _camera_key(camera)
@@ -375,17 +415,20 @@ def _find_seeds(
     rel = cv2.GaussianBlur(diff.astype(np.float32) / brightness, (5, 5), 1.0)
     # Noisy surfaces (dark felt or table, a high-gain webcam) need a higher
     # bar; mat and table are judged apart.
-    threshold = np.empty_like(rel)
     sub_rel = rel[::4, ::4]
     sub_valid = view.valid[::4, ::4]
     sub_mat = view.on_mat[::4, ::4]
-    for side, region in ((True, view.on_mat), (False, ~view.on_mat)):
+    bars = []
+    for side in (True, False):
         sample = sub_rel[sub_valid & (sub_mat == side)]
         noise = float(np.median(sample)) if len(sample) else 0.0
-        threshold[region] = max(CANDIDATE_MEAN_CONTRAST, 5.0 * noise)
+        bars.append(max(CANDIDATE_MEAN_CONTRAST, 5.0 * noise))
     # And an absolute step, so that sensor noise on a dark table is not
     # mistaken for colour.
-    rows, cols = np.nonzero((rel > threshold) & (diff >= MIN_GREY_STEP) & view.valid)
+    rows, cols = np.nonzero((rel > min(bars)) & (diff >= MIN_GREY_STEP) & view.valid)
+    bar = np.where(view.on_mat[rows, cols], bars[0], bars[1])
+    keep = rel[rows, cols] > bar
+    rows, cols = rows[keep], cols[keep]
     label = np.full(view_bgr.shape[:2], -1, dtype=np.int8)
     if len(rows):
         felt_px = felt_u8[rows, cols].astype(np.float32)
@@ -415,13 +458,20 @@ def _find_seeds(
     # One colour at a time, a squidger is wider than a large wink; across
     # colours (an orange board flickers between red and yellow) only much
     # wider things count, since a cluster of winks is wide too.
+    # (At half scale: size matters here, not position.)
+    half_wh = (mask.shape[1] // 2, mask.shape[0] // 2)
+    px_per_mm = view.px_per_mm / 2
     for region, radius_mm in ((mask, MAX_WINK_RADIUS_MM + 2.0), (label >= 0, 24.0)):
-        big_r = radius_mm * view.px_per_mm
-        inside = cv2.distanceTransform(region.astype(np.uint8), cv2.DIST_L2, 3)
+        big_r = radius_mm * px_per_mm
+        small = cv2.resize(region.astype(np.uint8), half_wh, interpolation=cv2.INTER_NEAREST)
+        inside = cv2.distanceTransform(small, cv2.DIST_L2, 3)
         core = (inside > big_r).astype(np.uint8)
         if core.any():
-            reach = cv2.distanceTransform(1 - core, cv2.DIST_L2, 3)
-            mask[reach <= big_r + 2.0] = 0
+            reach = cv2.distanceTransform(1 - core, cv2.DIST_L2, 3) <= big_r + 1.5
+            full = cv2.resize(
+                reach.astype(np.uint8), mask.shape[::-1], interpolation=cv2.INTER_NEAREST
+            )
+            mask[full > 0] = 0
     return _seeds_from_mask(view, mask, label, felt_u8), mask, label
 
 
@@ -780,7 +830,7 @@ def detect_winks(
     view = cached_birds_eye_view(camera)
     half = cv2.pyrDown(image_bgr)
     view_bgr = view.warp(half)
-    felt = _felt_model(view, view_bgr)
+    felt = _cached_felt_model(camera, view, view_bgr)
     seeds, mask, label = _find_seeds(view, view_bgr, felt, reference)
     if not seeds:
         return WinkDetections.empty()
