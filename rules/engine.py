@@ -407,6 +407,9 @@ class Game:
                 self._start_round_limit(colour)
         if s.must_free is not None and colour in s.must_free.colours and has_free:
             s.must_free = None  # 22.5.2, 22.5.3: the freed partnership has its opportunity
+        # 22.5.2: a wink of the colour due next that is free when the turn starts was
+        # free at the end of the shot before it (examples G.1, G.2).
+        self._keep_next_colour_free(colour)
 
     def _announce_due(self) -> None:
         """Rules 22.4 and 22.5.2: remind the squopping side when it must free, once a turn."""
@@ -921,10 +924,19 @@ class Game:
         if s.pot_outs:
             s.must_free = None  # 22.5.4
             s.squop_up = None
-        if s.must_free is not None and person not in s.must_free.colours:
-            due = person.next()
-            if due in s.must_free.colours and any(_is_free(w) for w in s.board.of_colour(due)):
-                s.keep_free_colour = due
+        self._keep_next_colour_free(person)
+
+    def _keep_next_colour_free(self, person: Colour) -> None:
+        """Rule 22.5.2, second sentence: until the freed partnership has started a turn
+        with a free wink, if a wink of the opponent colour due next is free at the end of
+        any shot, at least one wink of that colour must be left free at the end of the turn.
+        """
+        s = self._s
+        if s.must_free is None or person in s.must_free.colours:
+            return
+        due = person.next()
+        if due in s.must_free.colours and any(_is_free(w) for w in s.board.of_colour(due)):
+            s.keep_free_colour = due
 
     def _announce_squops(self, prev: Board, board: Board) -> None:
         before = prev.by_id

@@ -352,3 +352,22 @@ def test_potting_a_sixth_wink_is_a_freeing_shot_and_lifts_every_squop() -> None:
     assert all(w.status.value != "squopped" for w in p.game.board.winks)
     assert p.next_colour == "green"
     assert not p.find("failure_to_free")
+
+
+def test_rule_22_5_2_a_green_free_when_blues_turn_starts_must_still_be_free_at_its_end() -> None:
+    # Examples G.1 and G.2 with rule 22.5.2's second sentence: red frees only greens,
+    # yellow cannot play, and blue's turn starts with a green free. Blue squops those
+    # greens again while freeing a yellow: a yellow is free, yet "blue must leave at
+    # least one green wink free at the end of blue's turn" (G.2), so this fails to free.
+    p = squop_up_by_blue(g1_board())
+    p.shot("red", unsquop="blue-L2", play={"blue-L2": (-150.0, -300.0), "red-S1": (310.0, 170.0)})
+    assert p.next_colour == "blue"  # yellow has no free wink
+    p.shot(
+        "blue", squop={"blue-L2": GREENS[3:]}, unsquop="red-L2", play={"red-L2": (200.0, -250.0)}
+    )
+    assert any(w.status.value == "free" for w in p.game.board.of_colour(Colour.YELLOW))
+    failure = p.find("failure_to_free")
+    assert failure and failure[0].colour is Colour.BLUE
+    assert failure[0].data["because"] == "22.5.2" and "green" in failure[0].text
+    nxt = p.game.next_turn()
+    assert nxt.colour is Colour.GREEN and nxt.nominated
