@@ -32,6 +32,7 @@ from vision.squop import (
     K_SIGMA,
     SquopAnalysis,
     analyse_squops,
+    colour_references_lab,
     nominal_radius_mm,
     pile_ids,
 )
@@ -41,6 +42,7 @@ from vision.status import (
     in_pot,
     infer_potted,
     own_unplayed_triangle,
+    pot_colours_seen,
     tiddlies_of,
 )
 
@@ -355,12 +357,32 @@ def assemble_board(
             )
         )
 
+    # Winks in the pot lie stacked, so the top one may hide the others; but
+    # when the camera sees the pot's floor and no wink colour at all shows in
+    # it (and none was detected there), the pot is empty: winks not seen
+    # anywhere are then not potted (hidden under others, or missed).
+    pot_empty = False
+    if image_bgr is not None and n and not potted.any():
+        refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour))
+        pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
+        pot_empty = pot_seen is not None and not any(pot_seen.values())
     for colour in Colour:
         seen = [i for i in range(n) if dets.colour[i] is colour and ids[i]]
+        in_pot_seen = sum(1 for i in seen if potted[i])
+        missing = WINKS_PER_COLOUR - len(seen)
+        if missing > 0 and pot_empty:
+            text = (
+                f"{colour.value}: {missing} wink(s) not seen anywhere, and the pot looks "
+                "empty, so they are not counted as potted: they may be hidden under other "
+                "winks or missed; umpire to check"
+            )
+            notes.append(text)
+            reviews.append(text)
+            continue
         inference = infer_potted(
             colour,
             [sizes[i] for i in seen],
-            sum(1 for i in seen if potted[i]),
+            in_pot_seen,
             hidden_area=hidden_area,
         )
         if not inference.inferred:

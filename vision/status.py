@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -21,6 +22,7 @@ from rules.board import (
     MAT_WIDTH_MM,
     POT_HEIGHT_MM,
     POT_TOP_DIAMETER_MM,
+    SMALL_WINK_DIAMETER_MM,
     SMALL_WINKS_PER_COLOUR,
     WINKS_PER_COLOUR,
     Board,
@@ -48,6 +50,7 @@ DEFAULT_CORNERS_MM: Mapping[Colour, tuple[float, float]] = {
 #: Tiddlies per wink (rule 19.1): 3 for a potted wink, 1 for a free played one.
 TIDDLIES_POTTED = 3
 TIDDLIES_FREE = 1
+SMALL_WINK_RADIUS_MM = SMALL_WINK_DIAMETER_MM / 2
 
 
 def beyond_baseline_mm(mat_xy_mm: npt.ArrayLike, corner_mm: Sequence[float]) -> FloatArray:
@@ -237,3 +240,80 @@ def tiddlies_of(board: Board) -> dict[Colour, int]:
             colour, WinkStatus.POTTED
         ) + TIDDLIES_FREE * board.count(colour, WinkStatus.FREE)
     return out
+
+
+#: Floor of the pot's inside, a little above the mat (mm), and its radius there.
+POT_FLOOR_Z_MM = 3.0
+POT_FLOOR_RADIUS_MM = 17.0
+#: The pot's wall: the opening's inner radius at the rim, mm.
+POT_OPENING_RADIUS_MM = POT_TOP_DIAMETER_MM / 2 - 2.0
+#: Colour distance (Lab units, lightness counted half) within which a pixel in
+#: the pot's opening counts as a wink colour.
+POT_COLOUR_DISTANCE = 22.0
+#: Share of a small wink's image area that must show a colour in the opening
+#: before that colour counts as present in the pot.
+POT_COLOUR_MIN_SHARE = 0.25
+#: The pot's floor must be this visible through the opening for "no colour
+#: seen in the pot" to mean anything.
+POT_FLOOR_VISIBLE_MIN = 0.6
+
+
+def pot_colours_seen(
+    image_bgr: npt.NDArray[np.uint8],
+    camera: CameraModel,
+    colour_lab: Mapping[Colour, npt.ArrayLike],
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> dict[Colour, bool] | None:
+    """Which wink colours show through the pot's opening.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+    camera : CameraModel
+    colour_lab : mapping of Colour to (3,) array_like
+        The typical 8-bit Lab colour of each wink colour in this frame.
+    pot_centre_mm : (2,) array_like
+
+    Returns
+    -------
+    dict of Colour to bool, or None
+        None when the camera cannot see enough of the pot's floor (a steep
+        view, the pot out of frame) to say a colour is absent. Colours
+        without a reference are left out.
+    """
+    centre = np.asarray(pot_centre_mm, dtype=float)
+    angles = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], 1)
+    # How much of the floor the opening shows.
+    radii = np.linspace(0.0, POT_FLOOR_RADIUS_MM, 5)[1:]
+    floor = np.vstack([centre + r * ring for r in radii])
+    floor_px = camera.mat_to_image(np.hstack([floor, np.full((len(floor), 1), POT_FLOOR_Z_MM)]))
+    seen = pot_opening_distance_mm(camera, floor_px, pot_centre_mm) < POT_OPENING_RADIUS_MM
+    h, w = image_bgr.shape[:2]
+    inside_frame = np.all((floor_px >= 0) & (floor_px < [w - 1, h - 1]), axis=1)
+    if float(np.mean(seen & inside_frame)) < POT_FLOOR_VISIBLE_MIN:
+        return None
+    rim = np.hstack([centre + POT_OPENING_RADIUS_MM * ring, np.full((48, 1), POT_HEIGHT_MM)])
+    rim_px = camera.mat_to_image(rim)
+    x0, y0 = np.floor(rim_px.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(rim_px.max(axis=0)).astype(int) + 1
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return None
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [np.round(rim_px - [x0, y0]).astype(np.int32)], 1)
+    lab = cv2.cvtColor(image_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(float)[mask > 0]
+    if len(lab) == 0:
+        return None
+    colours = [c for c in Colour if c in colour_lab]
+    weights = np.array([0.5, 1.0, 1.0])
+    refs = np.array([np.asarray(colour_lab[c], float) for c in colours])
+    dist = np.linalg.norm((lab[:, None, :] - refs[None, :, :]) * weights, axis=2)
+    nearest = np.argmin(dist, axis=1)
+    close = dist[np.arange(len(lab)), nearest] < POT_COLOUR_DISTANCE
+    mm_per_px = camera.mm_per_px_at([centre[0], centre[1], POT_HEIGHT_MM / 2])
+    small_wink_px = np.pi * (SMALL_WINK_RADIUS_MM / mm_per_px) ** 2
+    return {
+        c: bool(np.sum(close & (nearest == k)) >= POT_COLOUR_MIN_SHARE * small_wink_px)
+        for k, c in enumerate(colours)
+    }

@@ -160,3 +160,26 @@ def test_still_camera_reuses_an_unchanged_frame_and_notices_a_moved_wink(frame) 
     assert "reused" not in third.timings_ms
     green_small = [w for w in third.board.of_colour(G) if w.x_mm is not None and w.size is S]
     assert [round(w.x_mm) for w in green_small] == [340]
+
+
+@pytest.mark.parametrize(
+    ("in_pot", "potted_red"),
+    [
+        ([], 0),  # the pot shows no wink: nothing unseen is counted as potted
+        ([SceneWink(R, S, 2.0, 10.0, 20.0)], 5),  # a red wink shows in the pot, undetected
+    ],
+)
+def test_unseen_winks_are_potted_only_when_the_pot_is_not_empty(
+    in_pot: list[SceneWink], potted_red: int
+) -> None:
+    camera = overhead_camera()
+    on_mat = [SceneWink(R, L, 200.0, 100.0), SceneWink(B, S, -300.0, -50.0)]
+    image = render(camera, on_mat + in_pot)
+    analysis = analyze_frame(image, camera, detections=detections_for(camera, on_mat))
+    board = analysis.board
+    assert board.count(R, WinkStatus.POTTED) == potted_red
+    if potted_red == 0:
+        assert len(board.of_colour(R)) == 1
+        assert any("pot looks empty" in r for r in analysis.reviews)
+    else:
+        assert len(board.of_colour(R)) == 6
