@@ -95,7 +95,7 @@ class _State:
     slot: Colour | None = None
     next_choice: tuple[Colour, ...] = ()
     time_pending: bool = False
-    time_deferred: bool = False
+    time_waits_for: Partnership | None = None
     round_limit: _RoundLimit | None = None
     squop_up: _SquopUp | None = None
     must_free: Partnership | None = None
@@ -289,7 +289,8 @@ class Game:
         # 17, 18.1: the timed period ends between turns.
         if shot.t >= self.timed_period_s and not s.pot_outs and s.round_limit is None:
             if not s.time_pending:
-                s.time_deferred = s.squop_up is not None
+                # 22.3.4: time ending during squop-up turns waits for the squopped-up side.
+                s.time_waits_for = s.squop_up.squopped if s.squop_up else None
             s.time_pending = True
 
         if s.next_choice:
@@ -402,8 +403,8 @@ class Game:
         s.nominated_for = None
         has_free = self.ruleset.can_play(s.board, colour)
         if s.time_pending and s.round_limit is None and not s.pot_outs:
-            squopped = s.squop_up.squopped if s.squop_up else s.must_free
-            if not s.time_deferred or squopped is None or (colour in squopped.colours and has_free):
+            waits = s.time_waits_for
+            if waits is None or (colour in waits.colours and has_free):
                 self._start_round_limit(colour)
         if s.must_free is not None and colour in s.must_free.colours and has_free:
             s.must_free = None  # 22.5.2, 22.5.3: the freed partnership has its opportunity

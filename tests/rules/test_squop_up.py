@@ -371,3 +371,23 @@ def test_rule_22_5_2_a_green_free_when_blues_turn_starts_must_still_be_free_at_i
     assert failure[0].data["because"] == "22.5.2" and "green" in failure[0].text
     nxt = p.game.next_turn()
     assert nxt.colour is Colour.GREEN and nxt.nominated
+
+
+def test_rule_22_3_4_time_waits_past_a_failure_to_free_for_a_free_squopped_up_colour() -> None:
+    # Rule 22.3.4: time runs out at blue's squop-up turn (G.3's special case). Blue fails
+    # to free; green's nominated shot is a turn without a free green wink, so time is
+    # not yet deemed to have elapsed. It elapses before green's next turn, the first in
+    # which a member of the squopped-up partnership has a free wink of its own colour.
+    p = Play(g3_board(), "blue", timed_period_s=5.0)
+    p.shot("blue", squop={"blue-S4": "green-S4"})  # t = 0: two squop-up turns
+    p.passes("blue")  # t = 10: time is up during the squop-up turns; failure to free
+    assert p.find("failure_to_free")
+    p.shot("blue", unsquop="blue-L2", play={"blue-L2": (-250.0, 300.0)})  # green nominates blue
+    assert p.find("nominated_shot")
+    assert not p.find("time_up")
+    assert p.next_colour == "blue"  # red and yellow cannot play
+    p.shot("blue", play={"blue-L2": (-260.0, 310.0)})
+    assert not p.find("time_up")
+    p.shot("green", play={"green-S2": (200.0, -300.0)})
+    time_up = p.find("time_up")
+    assert time_up and time_up[0].colour is Colour.GREEN
