@@ -807,22 +807,18 @@ def analyse_squops(
             up, low = low, up
         squop = sep < 0.0
         near = abs(sep) < k_sigma * sigma
-        if squop and conf < UPPER_CONFIDENCE_MIN:
-            uncertain = True
-            reason = (
-                f"overlap {-sep:.1f} mm but the image does not show clearly which wink is "
-                f"on top ({conf:.2f})"
-            )
-        elif near:
-            uncertain = True
-            kind = "overlap" if squop else "gap"
+        unclear_upper = squop and conf < UPPER_CONFIDENCE_MIN
+        uncertain = near or unclear_upper
+        kind = "overlap" if squop else "gap"
+        if near:
             reason = (
                 f"{kind} {abs(sep):.2f} mm is within {k_sigma:g} sigma "
                 f"({k_sigma * sigma:.2f} mm) of touching"
             )
         else:
-            uncertain = False
-            reason = f"overlap {-sep:.1f} mm" if squop else f"gap {sep:.1f} mm"
+            reason = f"{kind} {abs(sep):.1f} mm"
+        if unclear_upper:
+            reason += f", and the image does not show clearly which wink is on top ({conf:.2f})"
         calls.append(
             SquopCall(
                 upper=int(up),
