@@ -602,7 +602,8 @@ class Game:
             while nxt not in squopping.colours:
                 nxt = nxt.next()
             turns = self.ruleset.squop_up_turns(s.board, nxt)
-            rule = "22.2.3" if turns == 2 and self._loose_winks() == 0 else "22.2"
+            special = turns == 2 and self.ruleset.winks_outside_piles(s.board) == 0
+            rule = "22.2.3" if special else "22.2"
             s.squop_up = _SquopUp(squopped=p, turns=turns)
             self._emit(
                 EventType.SQUOP_UP,
@@ -614,10 +615,6 @@ class Game:
                 squopped=p.value,
             )
             return
-
-    def _loose_winks(self) -> int:
-        in_piles = {wid for pile in self._s.board.piles() for wid in pile}
-        return sum(1 for w in self._s.board.winks if _is_free(w) and w.id not in in_piles)
 
     # ---- who plays (10.1.1, 22.6.1, 23.3) -----------------------------------
 

@@ -169,20 +169,28 @@ class Ruleset:
 
     # ---- squop-ups (22.2) ----------------------------------------------------
 
-    def squop_up_turns(self, board: Board, next_squopping_colour: Colour) -> int:
-        """Rule 22.2: one more than the winks on the field of play that are not in piles.
+    @staticmethod
+    def winks_outside_piles(board: Board) -> int:
+        """Rules 22.2, 22.2.2: the winks on the field of play that are not part of piles.
 
-        Unplayed and potted winks are not on the field of play and are not
-        counted (22.2.2), nor are squopped or squopping winks. Rule 22.2.3:
-        when no such wink exists and the squopping colour next in sequence
-        has no free wink, the number becomes two.
+        Unplayed and potted winks are not on the field of play (rule 3), and
+        squopped or squopping winks are part of a pile (8.2.2). A wink that is
+        ``off`` is put back on the field of play (13) before the count matters.
         """
         in_piles = {wid for pile in board.piles() for wid in pile}
-        loose = sum(
+        return sum(
             1
             for w in board.winks
             if w.status in (WinkStatus.FREE, WinkStatus.OFF) and w.id not in in_piles
         )
+
+    def squop_up_turns(self, board: Board, next_squopping_colour: Colour) -> int:
+        """Rule 22.2: one more than the winks on the field of play that are not in piles.
+
+        Rule 22.2.3: when no such wink exists and the squopping colour next in
+        sequence has no free wink, the number becomes two.
+        """
+        loose = self.winks_outside_piles(board)
         if loose == 0 and not self.can_play(board, next_squopping_colour):
             return 2
         return 1 + loose

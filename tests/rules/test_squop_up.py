@@ -391,3 +391,24 @@ def test_rule_22_3_4_time_waits_past_a_failure_to_free_for_a_free_squopped_up_co
     p.shot("green", play={"green-S2": (200.0, -300.0)})
     time_up = p.find("time_up")
     assert time_up and time_up[0].colour is Colour.GREEN
+
+
+def test_rule_22_2_3_is_cited_even_when_blue_still_has_unplayed_winks() -> None:
+    # Rule 22.2.2: unplayed winks are not on the field of play, so blue-S4 behind its
+    # baseline does not stop this being the special case of 22.2.3 (and of G.3).
+    reds = colour_winks("red")
+    board = make_board(
+        potted=reds[1:],
+        free={"green-S4": (0.0, 150.0)},
+        squops={
+            "blue-L1": GREENS[:3],
+            "blue-L2": GREENS[3:5],
+            "blue-S1": YELLOWS[:3],
+            "blue-S2": YELLOWS[3:],
+            "yellow-S4": "red-L1",
+        },
+    )
+    p = squop_up_by_blue(board, "blue-S3", "green-S4")
+    assert p.board.wink("blue-S4").status.value == "unplayed"
+    squop_up = p.find("squop_up")[0]
+    assert (squop_up.data["turns"], squop_up.rule) == (2, "22.2.3")
