@@ -366,6 +366,10 @@ def find_closeup_winks(
     ksize = max(3, (min(bg_small.shape[:2]) // 3) | 1)
     bg_small = cv2.medianBlur(bg_small, ksize)
     felt_coarse = _lab(cv2.resize(bg_small, (coarse.shape[1], coarse.shape[0])))
+    # The felt's hue is one colour across the photo; only its brightness
+    # varies with the light. A local median is pulled by a pot or a pile of
+    # winks, so the hue is taken from the whole photo, where felt dominates.
+    felt_coarse[..., 1:] = np.median(coarse_lab[..., 1:].reshape(-1, 2), axis=0)
     dist_coarse = _colour_distance(coarse_lab, felt_coarse)
     mask = (dist_coarse > _BLOB_THRESHOLD).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))

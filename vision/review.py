@@ -138,6 +138,7 @@ def rectify(
     or a strongly tilted wink) are dropped and the plane fitted again.
     """
     intr = PinholeIntrinsics.from_hfov(image_wh[0], image_wh[1], hfov_deg)
+    winks = _consistent_sizes(winks)
     chosen = [w for w in winks if w.rim_visible_fraction >= 0.75][:8]
     if not chosen:
         chosen = list(winks[:4])
@@ -169,6 +170,21 @@ def rectify(
     # In units of the camera's distance, as assign_diameters_mm expects.
     sizes = assign_diameters_mm(radii / plane.distance_mm)
     return plane, tuple(winks), sizes
+
+
+def _consistent_sizes(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]:
+    """The largest group of ellipses whose sizes could all be winks in one photo.
+
+    Two winks differ by at most 22/16 in size, and perspective in a close-up
+    adds at most ~1.3 more; a pot or a cup is far bigger.
+    """
+    if len(winks) < 2:
+        return winks
+    major = np.array([w.ellipse.semi_axes_px[0] for w in winks])
+    band = 1.375 * 1.3
+    support = [int(np.sum((major / m < band) & (m / major < band))) for m in major]
+    ref = major[int(np.argmax(support))]
+    return tuple(w for w, m in zip(winks, major, strict=True) if m / ref < band and ref / m < band)
 
 
 def _radius_fits_a_size(radii: FloatArray) -> npt.NDArray[np.bool_]:
@@ -323,6 +339,15 @@ def choose_pair(
         cands,
         key=lambda c: float(np.hypot(*(_contact_point_px(winks[c[0]], winks[c[1]]) - target))),
     )
+    if near_xy_px is not None:
+        miss = float(np.hypot(*(_contact_point_px(winks[i], winks[j]) - target)))
+        reach = max(winks[i].ellipse.semi_axes_px[0], winks[j].ellipse.semi_axes_px[0])
+        if miss > reach:
+            raise NoCandidatePairError(
+                f"no close pair of winks found near pixel {near_xy_px[0]:.0f},{near_xy_px[1]:.0f}; "
+                f"the nearest is {winks[i].id},{winks[j].id}, {miss:.0f} px away "
+                "(name it with --pair, or photograph the pair closer)"
+            )
     return i, j
 
 
