@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from rules.board import (
     LARGE_WINKS_PER_COLOUR,
+    MAT_LENGTH_MM,
+    MAT_WIDTH_MM,
     SMALL_WINKS_PER_COLOUR,
     WINKS_PER_COLOUR,
     Board,
@@ -90,6 +92,7 @@ class Ruleset:
                         f"tiddlies.{colour.value} is {said}, but the winks give "
                         f"{counted[colour]} (rule 19.1)"
                     )
+        found.extend(self.off_mat_problems(board))
         for colour in Colour:
             winks = board.of_colour(colour)
             if len(winks) < self.winks_per_colour:
@@ -106,6 +109,31 @@ class Ruleset:
                     found.append(
                         f"{n} {size.value} {colour.value} winks, but rule 2.1.1 needs {need}"
                     )
+        return found
+
+    @staticmethod
+    def off_mat_problems(board: Board) -> list[str]:
+        """Rules 3, 4 and 13: a free or squopped wink lies on the field of play.
+
+        Only a wink wholly beyond the mat's edge (its centre more than its
+        radius outside) is reported: anything nearer is left to the vision's
+        own uncertainty.
+        """
+        found = []
+        for w in board.winks:
+            xy = w.mat_xy
+            if xy is None or w.status not in (WinkStatus.FREE, WinkStatus.SQUOPPED):
+                continue
+            x_mm, y_mm = xy
+            if (
+                abs(x_mm) > MAT_LENGTH_MM / 2 + w.radius_mm
+                or abs(y_mm) > MAT_WIDTH_MM / 2 + w.radius_mm
+            ):
+                found.append(
+                    f"{w.status.value} wink {w.id!r} at ({x_mm:g}, {y_mm:g}) mm is wholly off "
+                    f"the mat (|x| <= {MAT_LENGTH_MM / 2:g}, |y| <= {MAT_WIDTH_MM / 2:g} mm); "
+                    "a wink that left the playing volume has status 'off' (rule 13)"
+                )
         return found
 
     def starting_board(self) -> Board:

@@ -127,3 +127,21 @@ def test_tiddlies_on_a_board_must_agree_with_its_winks() -> None:
         IllegalRecordError, match=r"shots\[0\]\.board: tiddlies\.blue is 3, but the winks give 1"
     ):
         parse_record(data)
+
+
+def test_a_free_wink_wholly_off_the_mat_names_the_shot_and_wink() -> None:
+    # Rules 3, 4 and 13: a wink beyond the mat has left the playing volume, so a board
+    # calling it free contradicts itself; the status to record is "off".
+    data = short_game()
+    wink = next(w for w in data["shots"][1]["board"]["winks"] if w["id"] == "green-L1")
+    wink["x_mm"] = 5000.0
+    with pytest.raises(IllegalRecordError, match=r"shots\[1\]\.board: free wink 'green-L1'.*off"):
+        parse_record(data)
+
+
+def test_a_free_wink_just_over_the_mat_edge_is_left_to_the_vision_tolerance() -> None:
+    # A centre a few millimetres past the edge is measurement noise, not a contradiction.
+    data = short_game()
+    wink = next(w for w in data["shots"][1]["board"]["winks"] if w["id"] == "green-L1")
+    wink["x_mm"], wink["y_mm"] = 300.0, 457.2 + 5.0
+    parse_record(data)
