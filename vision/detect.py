@@ -1022,6 +1022,8 @@ def _assemble(
         rim_visible_fraction=arc,
         centre_sigma_mm=circles.centre_sigma_mm[idx],
         rim_image_px=rims_px,
+        rim_occluded_fraction=fits.occluded_fraction[idx],
+        size_confidence=fits.size_confidence[idx],
     )
 
 

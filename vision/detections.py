@@ -44,6 +44,16 @@ class WinkDetections:
         One-sigma uncertainty of the plan-view centre, mm.
     rim_image_px : tuple of (k_i, 2) ndarrays
         The visible rim edge points used in each fit, pixels.
+    rim_occluded_fraction : (n,) ndarray or None
+        Fraction of directions around the wink in which its rim is hidden by
+        another wink: the wink's colour gives way to another wink's colour
+        *inside* the fitted circle. High for a wink lying under another one,
+        near 0 for a wink on top (whose rim is complete) or alone; evidence
+        for which wink of an overlapping pair is the upper. ``None`` when
+        the producer did not measure it.
+    size_confidence : (n,) ndarray or None
+        Confidence in [0, 1] of the size class (0: the fitted radius lies
+        half way between 8 and 11 mm). ``None`` when not measured.
     """
 
     image_xy_px: FloatArray
@@ -56,6 +66,8 @@ class WinkDetections:
     rim_visible_fraction: FloatArray
     centre_sigma_mm: FloatArray
     rim_image_px: tuple[FloatArray, ...] = field(default=())
+    rim_occluded_fraction: FloatArray | None = None
+    size_confidence: FloatArray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.image_xy_px)
@@ -74,6 +86,12 @@ class WinkDetections:
             "rim_visible_fraction": self.rim_visible_fraction,
             "centre_sigma_mm": self.centre_sigma_mm,
         }
+        for name, optional in (
+            ("rim_occluded_fraction", self.rim_occluded_fraction),
+            ("size_confidence", self.size_confidence),
+        ):
+            if optional is not None:
+                one_d[name] = optional
         for name, value in one_d.items():
             if np.shape(value) != (n,):
                 raise ValueError(f"{name} must have shape ({n},), but got shape {np.shape(value)}")
@@ -108,6 +126,10 @@ class WinkDetections:
             rim_visible_fraction=self.rim_visible_fraction[idx],
             centre_sigma_mm=self.centre_sigma_mm[idx],
             rim_image_px=tuple(self.rim_image_px[i] for i in idx) if self.rim_image_px else (),
+            rim_occluded_fraction=(
+                None if self.rim_occluded_fraction is None else self.rim_occluded_fraction[idx]
+            ),
+            size_confidence=None if self.size_confidence is None else self.size_confidence[idx],
         )
 
     @classmethod
