@@ -30,7 +30,8 @@ ARROW_BGR = (255, 255, 255)
 
 
 class _Region(Protocol):
-    image_polygon_px: npt.NDArray[np.float64]
+    @property
+    def image_polygon_px(self) -> npt.NDArray[np.float64]: ...
 
 
 def _rim_px(camera: CameraModel, wink: Wink, grow_mm: float = 1.5) -> npt.NDArray[np.float64]:
@@ -112,9 +113,9 @@ def annotate_frame(
         )
 
     for wk in placed:
-        colour = COLOUR_BGR[wk.colour]
+        outline_bgr = COLOUR_BGR[wk.colour]
         rim = np.round(rims[wk.id] * 4).astype(np.int32)
-        cv2.polylines(out, [rim], True, colour, thick, cv2.LINE_AA, 2)
+        cv2.polylines(out, [rim], True, outline_bgr, thick, cv2.LINE_AA, 2)
         if wk.uncertain:
             ring = np.round(_rim_px(camera, wk, grow_mm=5.0) * 4).astype(np.int32)
             cv2.polylines(out, [ring], True, UNCERTAIN_BGR, thick, cv2.LINE_AA, 2)
@@ -127,7 +128,7 @@ def annotate_frame(
             (int(cx) + 2, int(cy)),
             cv2.FONT_HERSHEY_SIMPLEX,
             scale,
-            colour,
+            outline_bgr,
             thick,
             cv2.LINE_AA,
         )
@@ -169,14 +170,14 @@ def annotate_frame(
         for text, _ in lines
     )
     cv2.rectangle(out, (0, 0), (panel_w, line_h * len(lines) + 10), (0, 0, 0), -1)
-    for k, (text, colour) in enumerate(lines):
+    for k, (text, text_bgr) in enumerate(lines):
         cv2.putText(
             out,
             text,
             (8, line_h * (k + 1)),
             cv2.FONT_HERSHEY_SIMPLEX,
             scale * 1.1,
-            colour,
+            text_bgr,
             thick,
             cv2.LINE_AA,
         )

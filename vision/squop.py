@@ -31,7 +31,7 @@ import shapely
 from scipy.spatial import cKDTree
 
 from calibration.camera import CameraModel
-from rules.board import WINK_THICKNESS_MM, WinkSize
+from rules.board import WINK_THICKNESS_MM, Colour, WinkSize
 from vision.detections import WinkDetections
 
 FloatArray = npt.NDArray[np.float64]
@@ -530,8 +530,8 @@ def _rim_points_inside(
 
 
 def colour_references_lab(
-    image_bgr: npt.NDArray[np.uint8], image_xy_px: FloatArray, colours: Sequence[object]
-) -> dict[object, FloatArray]:
+    image_bgr: npt.NDArray[np.uint8], image_xy_px: FloatArray, colours: Sequence[Colour]
+) -> dict[Colour, FloatArray]:
     """Typical Lab colour of each colour class in this frame.
 
     The median over the winks of the class of the pixels around each
@@ -550,7 +550,7 @@ def colour_references_lab(
     lab = cv2.cvtColor(patches.reshape(-1, 3, 3), cv2.COLOR_BGR2LAB).astype(float)
     per_wink = np.median(lab.reshape(-1, 9, 3), axis=1)
     kept = [c for c, k in zip(colours, ok, strict=True) if k]
-    out: dict[object, FloatArray] = {}
+    out: dict[Colour, FloatArray] = {}
     for colour in set(kept):
         sel = np.array([c == colour for c in kept])
         out[colour] = np.median(per_wink[sel], axis=0)

@@ -62,8 +62,7 @@ def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, floa
         if not data.get("baselines"):
             raise CalibrationFileError(f"{str(path)!r} has no mat (no baselines) to calibrate by")
         scene = to_canonical_frame(load_scene(path))
-        corners = {b.colour: (b.corner[0], b.corner[1]) for b in scene.baselines}
-        return scene.camera, corners
+        return scene.camera, {b.colour: (b.corner[0], b.corner[1]) for b in scene.baselines}
     try:
         import calibration as calib_pkg
 
@@ -79,7 +78,7 @@ def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, floa
         camera = CameraModel.from_json_dict(block)
     except ValueError as exc:
         raise CalibrationFileError(f"{str(path)!r}: {exc}") from None
-    corners = None
+    corners: dict[Colour, tuple[float, float]] | None = None
     raw = data.get("corners_mm")
     if isinstance(raw, dict):
         corners = {Colour(k): (float(v[0]), float(v[1])) for k, v in raw.items()}
@@ -88,12 +87,12 @@ def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, floa
 
 def _default_calibrate() -> Callable[[npt.NDArray[np.uint8]], Any]:
     try:
-        from calibration import calibrate  # type: ignore[attr-defined]
+        from calibration import calibrate
     except ImportError:
         raise CalibrationUnavailableError(
             "calibration from the image is not available in this build; pass --calibration FILE"
         ) from None
-    return calibrate  # type: ignore[no-any-return]
+    return calibrate
 
 
 def analysis_json(analysis: FrameAnalysis) -> dict[str, Any]:
