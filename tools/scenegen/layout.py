@@ -28,6 +28,7 @@ from tools.scenegen.geometry import (
     lowest_z,
     plan_gap_quick,
     plan_polygon,
+    rim_points,
     signed_plan_gap,
 )
 
@@ -164,36 +165,57 @@ def _bisect(f: Callable[[float], float], lo: float, hi: float, target: float) ->
     return 0.5 * (lo + hi)
 
 
-def _contact_height(lower: WinkSolid, direction: np.ndarray) -> float:
-    """Height of the lower wink's top rim on the side facing ``direction``."""
-    from tools.scenegen.geometry import rim_points
-
-    rim = rim_points(lower, lower.thickness_mm / 2, lower.radius_mm - lower.bevel_mm, 72)
-    proj = (rim[:, :2] - lower.centre[None, :2]) @ direction
-    return float(rim[int(np.argmax(proj)), 2])
+def _top_points(lower: WinkSolid) -> np.ndarray:
+    """Points on the lower wink's top face and rounded rim, shape (N, 3)."""
+    half, r, bev = lower.thickness_mm / 2, lower.radius_mm, lower.bevel_mm
+    return np.vstack(
+        [
+            rim_points(lower, half, r - bev, 96),
+            rim_points(
+                lower, half - bev * (1 - math.sqrt(0.5)), r - bev * (1 - math.sqrt(0.5)), 96
+            ),
+            rim_points(lower, half - bev, r, 96),
+            lower.centre[None, :] + half * lower.normal[None, :],
+        ]
+    )
 
 
 def lean_on(
     upper: WinkSolid, lower: WinkSolid, direction: np.ndarray, target_gap_mm: float
 ) -> WinkSolid:
-    """The upper wink with its low edge on the mat and its underside on the lower's rim.
+    """The upper wink with its low edge on the mat and its underside resting on the lower.
 
     ``direction`` (unit, plan) points from the lower's centre to the upper's;
-    the upper tilts so its low side is away from the lower. Its centre
-    distance is solved so that the exact plan gap is ``target_gap_mm``
-    (negative: overlap).
+    the upper tilts so its low side is away from the lower, just enough
+    that its underside clears every point of the lower's top (so the solids
+    touch but do not intersect, also when the lower is itself tilted). Its
+    centre distance is solved so that the exact plan gap is
+    ``target_gap_mm`` (negative: overlap).
     """
     e = direction / np.linalg.norm(direction)
-    z_contact = _contact_height(lower, e)
     lower_xy = lower.centre[:2]
+    top = _top_points(lower)
 
-    def build(dist: float) -> WinkSolid:
-        s = max(dist + upper.radius_mm - lower.radius_mm, 2.0)
-        tilt = math.atan2(z_contact, s)
+    def pose(xy: np.ndarray, tilt: float) -> WinkSolid:
         axis = (math.sin(tilt) * e[0], math.sin(tilt) * e[1], math.cos(tilt))
-        xy = lower_xy + dist * e
         w = upper.with_pose((xy[0], xy[1], 0.0), axis)
         return w.with_centre((xy[0], xy[1], -lowest_z(w)))
+
+    def build(dist: float) -> WinkSolid:
+        xy = lower_xy + dist * e
+        under = top[np.hypot(top[:, 0] - xy[0], top[:, 1] - xy[1]) <= upper.radius_mm]
+        if len(under) == 0:
+            return pose(xy, 0.0)
+
+        def clearance(tilt: float) -> float:
+            w = pose(xy, tilt)
+            n = w.normal
+            mid = w.centre[2] - (n[0] * (under[:, 0] - xy[0]) + n[1] * (under[:, 1] - xy[1])) / n[2]
+            underside = mid - (w.thickness_mm / 2) / n[2]
+            return float(np.min(underside - under[:, 2]))
+
+        tilt = _bisect(clearance, 0.0, math.radians(45.0), 0.0)
+        return pose(xy, tilt)
 
     lo = max(abs(upper.radius_mm - lower.radius_mm), 2.0)
     hi = upper.radius_mm + lower.radius_mm + 3.0
