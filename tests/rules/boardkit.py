@@ -39,6 +39,16 @@ def board_json(board: Board) -> dict[str, Any]:
     return out
 
 
+def shot_entry(
+    t: float, colour: str, board: Board, event: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """One entry of RECORD.json's ``shots``: time, colour, board after, manual event."""
+    entry: dict[str, Any] = {"t": t, "colour": colour, "board": board_json(board)}
+    if event is not None:
+        entry["event"] = event
+    return entry
+
+
 def _as_list(x: str | Iterable[str]) -> list[str]:
     return [x] if isinstance(x, str) else list(x)
 
@@ -196,10 +206,7 @@ class Scribe:
         if self.record["shots"]:
             self.t += dt
         after = apply(self.board, **changes)
-        entry: dict[str, Any] = {"t": self.t, "colour": colour, "board": board_json(after)}
-        if event is not None:
-            entry["event"] = event
-        self.record["shots"].append(entry)
+        self.record["shots"].append(shot_entry(self.t, colour, after, event))
         if not keep_board:
             self.board = after
         return len(self.record["shots"]) - 1
@@ -259,9 +266,7 @@ class Play:
         if self.index:
             self.t += dt
         after = apply(self.board, **changes)
-        entry: dict[str, Any] = {"t": self.t, "colour": colour, "board": board_json(after)}
-        if event is not None:
-            entry["event"] = event
+        entry = shot_entry(self.t, colour, after, event)
         self.game.play(ShotRecord.model_validate(entry), index=self.index)
         self.index += 1
         # The next board starts from where the rules left the winks: off winks

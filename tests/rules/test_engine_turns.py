@@ -118,7 +118,7 @@ def test_pot_and_off_in_one_shot_forfeits_the_extra_shot() -> None:
     assert p.game.next_turn().forfeits.get(p.find("forfeit")[0].colour) == 0
 
 
-def test_a_forfeit_counts_even_when_the_colour_has_no_free_wink(self_check: None = None) -> None:
+def test_a_forfeit_counts_even_when_the_colour_has_no_free_wink() -> None:
     # Rule 14.4: blue's only played wink goes off and comes back to be squopped at once;
     # blue has no free wink on its next turn, and that turn is the forfeit.
     every_blue = [f"blue-{w}" for w in ("L1", "L2", "S1", "S2", "S3", "S4")]

@@ -240,10 +240,13 @@ def test_time_ending_during_squop_up_turns_elapses_before_the_squopped_up_side_c
     assert time_up and time_up[0].colour is Colour.GREEN
 
 
-def test_round_limit_ending_before_a_freeing_shot_is_required_ends_the_game() -> None:
-    # Rule 22.4.3: blue squops up on the last turn of the fifth round.
+def round_limit_board() -> Board:
+    """Green-S4 is green and yellow's only free wink; red-S1 is loose; blue's played winks
+    are in piles. With a 1 s timed period and blue passing at t = 0, time is up when
+    green plays, right after the squidge-off winner's turn: five rounds follow (rule 18).
+    """
     reds = colour_winks("red")
-    board = make_board(
+    return make_board(
         free={"green-S4": (0.0, 150.0), "red-S1": (300.0, 100.0)},
         potted=reds[3:],
         squops={
@@ -253,7 +256,11 @@ def test_round_limit_ending_before_a_freeing_shot_is_required_ends_the_game() ->
             "blue-L2": YELLOWS[3:],
         },
     )
-    p = Play(board, "blue", timed_period_s=1.0)
+
+
+def test_round_limit_ending_before_a_freeing_shot_is_required_ends_the_game() -> None:
+    # Rule 22.4.3: blue squops up on the last turn of the fifth round.
+    p = Play(round_limit_board(), "blue", timed_period_s=1.0)
     p.passes("blue")  # t = 0
     for k in range(5):
         p.shot("green", play={"green-S4": (float(k), 150.0)})
@@ -268,18 +275,7 @@ def test_round_limit_ending_before_a_freeing_shot_is_required_ends_the_game() ->
 
 def test_failure_to_free_on_the_last_turn_of_round_five_gives_one_extra_turn() -> None:
     # Rule 22.6.4: red squops up in round five, blue (squidge-off winner) fails to free.
-    reds = colour_winks("red")
-    board = make_board(
-        free={"green-S4": (0.0, 150.0), "red-S1": (300.0, 100.0)},
-        potted=reds[3:],
-        squops={
-            "red-L1": GREENS[:3],
-            "red-L2": GREENS[3:5],
-            "blue-L1": YELLOWS[:3],
-            "blue-L2": YELLOWS[3:],
-        },
-    )
-    p = Play(board, "blue", timed_period_s=1.0)
+    p = Play(round_limit_board(), "blue", timed_period_s=1.0)
     p.passes("blue")  # t = 0
     for k in range(4):
         p.shot("green", play={"green-S4": (float(k), 150.0)})
