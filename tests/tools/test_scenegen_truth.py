@@ -232,3 +232,28 @@ def test_picture_shows_the_ground_truth_upper_wink_on_deep_overlaps(path: Path) 
             checked += 1
     if checked == 0:
         pytest.skip("no deep two-colour overlap in this scene")
+
+
+@pytest.mark.parametrize("path", MAT_SCENES, ids=lambda p: p.stem)
+def test_upper_winks_rest_on_lower_winks_without_passing_through(path: Path) -> None:
+    from shapely.geometry import Point
+
+    from tools.scenegen.geometry import mid_plane_z, plan_polygon
+
+    scene = load_scene(path)
+    solids = {s.id: s for s in _solids(scene)}
+    for upper in scene.winks:
+        for low_id in upper.squops:
+            a, b = solids[upper.id], solids[low_id]
+            # Away from the rounded rims both faces are planes: compare them there.
+            core = plan_polygon(a).buffer(-0.5).intersection(plan_polygon(b).buffer(-0.5))
+            if core.is_empty:
+                continue
+            minx, miny, maxx, maxy = core.bounds
+            for x in np.linspace(minx, maxx, 9):
+                for y in np.linspace(miny, maxy, 9):
+                    if not core.contains(Point(x, y)):
+                        continue
+                    underside = mid_plane_z(a, (x, y)) - a.thickness_mm / 2 / a.normal[2]
+                    top = mid_plane_z(b, (x, y)) + b.thickness_mm / 2 / b.normal[2]
+                    assert underside >= top - 0.05, (upper.id, low_id, x, y, underside - top)
