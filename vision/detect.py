@@ -48,6 +48,9 @@ from rules.board import (
     LARGE_WINK_DIAMETER_MM,
     MAT_LENGTH_MM,
     MAT_WIDTH_MM,
+    POT_BASE_DIAMETER_MM,
+    POT_HEIGHT_MM,
+    POT_TOP_DIAMETER_MM,
     SMALL_WINK_DIAMETER_MM,
     WinkSize,
 )
@@ -639,7 +642,10 @@ def _sample_rims(
     clean = contrast_beyond.mean(axis=2) < clean_bar[:, None]
     # Into another wink (not a shadow or the felt's texture).
     other_beyond = np.take_along_axis(other, beyond, axis=2).mean(axis=2) > 0.3
-    foreign = has & ~clean & other_beyond
+    # The pot (at the mat's centre) hides or shades winks that touch it: a
+    # crossing where the pot stands in front is not this wink's rim.
+    by_pot = _behind_pot(camera, points, plane_z_mm)
+    foreign = has & ((~clean & other_beyond) | by_pot)
     weight = np.where(has, np.where(clean, 1.0, np.where(foreign, 0.35, 0.6)), 0.0)
     core_all = radii < _SMALL_R - 1.5
     return _Rims(
@@ -652,6 +658,30 @@ def _sample_rims(
         own_fraction=own[..., core_all].mean(axis=(1, 2)),
         felt_fraction=(contrast[..., core_all] < 0.5 * CANDIDATE_CONTRAST).mean(axis=(1, 2)),
     )
+
+
+def _behind_pot(
+    camera: CameraModel, points_mm: FloatArray, plane_z_mm: FloatArray
+) -> npt.NDArray[np.bool_]:
+    """(n, r) whether the camera's ray to each point passes through the pot.
+
+    The pot (rule 2.4) is a cone frustum on the mat's centre; the ray to a
+    point on the plane ``plane_z_mm`` is tested at a few heights, with
+    1.5 mm to spare.
+    """
+    cam = camera.position_mm
+    heights = np.linspace(0.0, POT_HEIGHT_MM, 9)
+    radius = (
+        POT_BASE_DIAMETER_MM / 2
+        + (POT_TOP_DIAMETER_MM - POT_BASE_DIAMETER_MM) / 2 * heights / POT_HEIGHT_MM
+        + 1.5
+    )
+    # Where the ray through each point is at each height (plan view).
+    scale = (cam[2] - heights[None, :]) / (cam[2] - plane_z_mm[:, None])  # (n, h)
+    offset = points_mm - cam[:2]  # (n, r, 2)
+    at_height = cam[:2] + offset[:, :, None, :] * scale[:, None, :, None]  # (n, r, h, 2)
+    inside = (at_height**2).sum(axis=3) <= radius**2
+    return np.asarray(inside.any(axis=2))
 
 
 def _principal_axis(unit: FloatArray, chosen: npt.NDArray[np.bool_]) -> FloatArray:
