@@ -362,8 +362,8 @@ def assemble_board(
     # it (and none was detected there), the pot is empty: winks not seen
     # anywhere are then not potted (hidden under others, or missed).
     pot_empty = False
-    if image_bgr is not None and n and not potted.any():
-        refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour))
+    if image_bgr is not None and not potted.any():
+        refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour)) if n else {}
         pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
         pot_empty = pot_seen is not None and not any(pot_seen.values())
     for colour in Colour:

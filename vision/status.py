@@ -258,6 +258,17 @@ POT_COLOUR_MIN_SHARE = 0.25
 POT_FLOOR_VISIBLE_MIN = 0.6
 
 
+#: Typical 8-bit Lab colour of each wink colour (medians over the shared
+#: scenes and the sample images), used when a frame has no wink of a colour
+#: to learn it from.
+TYPICAL_WINK_LAB: Mapping[Colour, tuple[float, float, float]] = {
+    Colour.BLUE: (54.0, 140.0, 91.0),
+    Colour.GREEN: (93.0, 96.0, 154.0),
+    Colour.RED: (92.0, 168.0, 155.0),
+    Colour.YELLOW: (150.0, 124.0, 181.0),
+}
+
+
 def pot_colours_seen(
     image_bgr: npt.NDArray[np.uint8],
     camera: CameraModel,
@@ -271,15 +282,15 @@ def pot_colours_seen(
     image_bgr : (H, W, 3) uint8 ndarray
     camera : CameraModel
     colour_lab : mapping of Colour to (3,) array_like
-        The typical 8-bit Lab colour of each wink colour in this frame.
+        The 8-bit Lab colour of each wink colour in this frame; colours
+        missing here use :data:`TYPICAL_WINK_LAB`.
     pot_centre_mm : (2,) array_like
 
     Returns
     -------
     dict of Colour to bool, or None
         None when the camera cannot see enough of the pot's floor (a steep
-        view, the pot out of frame) to say a colour is absent. Colours
-        without a reference are left out.
+        view, the pot out of frame) to say a colour is absent.
     """
     centre = np.asarray(pot_centre_mm, dtype=float)
     angles = np.linspace(0, 2 * np.pi, 48, endpoint=False)
@@ -305,9 +316,9 @@ def pot_colours_seen(
     lab = cv2.cvtColor(image_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(float)[mask > 0]
     if len(lab) == 0:
         return None
-    colours = [c for c in Colour if c in colour_lab]
+    colours = list(Colour)
     weights = np.array([0.5, 1.0, 1.0])
-    refs = np.array([np.asarray(colour_lab[c], float) for c in colours])
+    refs = np.array([np.asarray(colour_lab.get(c, TYPICAL_WINK_LAB[c]), float) for c in colours])
     dist = np.linalg.norm((lab[:, None, :] - refs[None, :, :]) * weights, axis=2)
     nearest = np.argmin(dist, axis=1)
     close = dist[np.arange(len(lab)), nearest] < POT_COLOUR_DISTANCE

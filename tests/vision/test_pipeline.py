@@ -9,6 +9,7 @@ import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize, WinkStatus
+from vision.detections import WinkDetections
 from vision.pipeline import (
     MatNotVisibleError,
     StillCameraAnalyzer,
@@ -183,3 +184,10 @@ def test_unseen_winks_are_potted_only_when_the_pot_is_not_empty(
         assert any("pot looks empty" in r for r in analysis.reviews)
     else:
         assert len(board.of_colour(R)) == 6
+
+
+def test_an_empty_frame_with_an_empty_pot_reports_no_winks_rather_than_guessing() -> None:
+    camera = overhead_camera()
+    analysis = analyze_frame(render(camera, []), camera, detections=WinkDetections.empty())
+    assert analysis.board.winks == ()
+    assert len([r for r in analysis.reviews if "pot looks empty" in r]) == 4
