@@ -113,17 +113,26 @@ def _error_for(failure: CalibrationFailure) -> ValueError:
 
 
 def _fit(
-    image_bgr: UInt8Array, outline_px: FloatArray, dist_coeffs: FloatArray | None
+    image_bgr: UInt8Array,
+    outline_px: FloatArray,
+    dist_coeffs: FloatArray | None,
+    *,
+    manual: bool = False,
 ) -> MatFit | CalibrationFailure:
     result = fit_from_outline(image_bgr, outline_px, dist_coeffs=dist_coeffs)
     fit = result.fit
     rms = float(np.sqrt(np.mean(fit.residual_px**2))) if len(fit.residual_px) else np.inf
     if result.edge_found_fraction < MIN_EDGE_FRACTION or rms > MAX_RMS_PX:
+        advice = (
+            "check that the corners are the mat's own, in pixels of this image"
+            if manual
+            else "make sure the whole mat is in view and sharp, or give the four corners by hand"
+        )
         return CalibrationFailure(
             FailureReason.FIT_FAILED,
-            f"no mat found: the outline's edges fit no camera (edge points seen: "
-            f"{result.edge_found_fraction:.0%}, RMS {rms:.1f} px); make sure the whole mat "
-            "is in view and sharp, or give the four corners by hand",
+            f"no mat found: the mat's edges were not seen along the "
+            f"{'given' if manual else 'found'} outline (edge points seen: "
+            f"{result.edge_found_fraction:.0%}, RMS {rms:.1f} px); {advice}",
         )
     corners = fit.camera.mat_to_image(MAT_CORNERS_MM)
     h, w = image_bgr.shape[:2]
@@ -248,7 +257,7 @@ def calibrate(
     else:
         outline = _parse_corners(corners_image_px, (w, h))
         method = "manual-corners"
-    mat = _fit(image, outline, dist)
+    mat = _fit(image, outline, dist, manual=method == "manual-corners")
     if isinstance(mat, CalibrationFailure):
         raise _error_for(mat)
     return _finish(image, mat, method)

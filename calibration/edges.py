@@ -23,7 +23,7 @@ FloatArray = npt.NDArray[np.float64]
 #: Profile sampling step across the curve, px.
 STEP_PX = 0.5
 #: Offsets along the curve averaged into one profile, px.
-ALONG_PX = (-3.0, -1.5, 0.0, 1.5, 3.0)
+ALONG_PX = (-8.0, -6.0, -4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0)
 
 
 @dataclass(frozen=True, eq=False)

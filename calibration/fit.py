@@ -51,6 +51,8 @@ PRIOR_PP_SIGMA_PER_WIDTH = 0.03
 #: seen from the side, a shadow, fraying): one free offset per edge, with this
 #: prior, when enough baselines fix the scale.
 PRIOR_EDGE_OFFSET_SIGMA_MM = 1.5
+#: Residuals beyond this (px) are down-weighted (Huber): winks and hands on edges.
+HUBER_PX = 0.7
 
 
 @dataclass(frozen=True)
@@ -304,6 +306,8 @@ def fit_camera(
     fit_distortion: bool = True,
     fit_k2: bool = True,
     fit_edge_offsets: bool = False,
+    max_nfev: int = 400,
+    rounds: int = 3,
 ) -> CameraFit:
     """Refine focal length, k1, k2, principal point and pose so points lie on their lines.
 
@@ -318,6 +322,10 @@ def fit_camera(
     fit_edge_offsets : bool
         Whether each mat edge may sit a little off its nominal line (only
         sensible when baselines fix the scale).
+    max_nfev : int
+        Evaluation budget of each Levenberg-Marquardt run.
+    rounds : int
+        Reweighting rounds (Huber); 1 is plain least squares.
     """
     size_wh = initial.image_size_wh
     p0 = _params_from_camera(initial)
@@ -344,6 +352,9 @@ def fit_camera(
         p[free] = x
         return p
 
+    n_obs = len(obs)
+    weights = np.ones(n_obs)
+
     def fun(x: FloatArray) -> FloatArray:
         p = unpack(x)
         cam = _camera_from_params(p, size_wh)
@@ -355,18 +366,28 @@ def fit_camera(
             priors.append(p[2] / PRIOR_K2_SIGMA)
         if fit_edge_offsets:
             priors.extend(p[N_CAMERA_PARAMS:] / PRIOR_EDGE_OFFSET_SIGMA_MM)
-        return np.concatenate([res, priors])
+        return np.concatenate([res * np.sqrt(weights), priors])
 
-    sol = least_squares(
-        fun, p0[free], loss="soft_l1", f_scale=0.7, x_scale="jac", max_nfev=60, tr_solver="lsmr"
-    )
+    # Huber by iterative reweighting around MINPACK's Levenberg-Marquardt: lm is
+    # a QR in Fortran and stays fast on a busy machine, where the SVD of scipy's
+    # robust trust-region solver fights other processes for BLAS threads.
+    x = p0[free]
+    for _ in range(max(1, rounds)):
+        sol = least_squares(
+            fun, x, method="lm", x_scale="jac", max_nfev=max_nfev, ftol=1e-6, xtol=1e-7
+        )
+        x = sol.x
+        p_now = unpack(x)
+        r = residuals_mm(_camera_from_params(p_now, size_wh), obs, p_now[N_CAMERA_PARAMS:])
+        r_px = np.abs(np.nan_to_num(r / mm_per_px, nan=1e3))
+        weights = np.minimum(1.0, HUBER_PX / np.maximum(r_px, 1e-9))
     p = unpack(sol.x)
     camera = _camera_from_params(p, size_wh)
     offsets = p[N_CAMERA_PARAMS:].copy()
     res_mm = residuals_mm(camera, obs, offsets)
     res_px = res_mm / mm_per_px
     dof = max(1, len(obs) - int(free.sum()))
-    sigma2 = float(np.sum(np.minimum(res_px, 3.0) ** 2) / dof)
+    sigma2 = float(np.sum(np.minimum(np.abs(res_px), 3.0) ** 2) / dof)
     cov_free = np.linalg.pinv(sol.jac.T @ sol.jac) * sigma2
     cov = np.zeros((N_PARAMS, N_PARAMS))
     idx = np.flatnonzero(free)

@@ -143,7 +143,8 @@ def _orientation_field(lab: npt.NDArray[np.float32]) -> tuple[FloatArray, FloatA
 
 def _segments(lab_u8: UInt8Array, min_length_px: float) -> FloatArray:
     """Straight segments ``(x1, y1, x2, y2)`` from LSD on each Lab channel."""
-    lsd = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD)
+    # A low gradient threshold (quant 1 instead of 2) catches grey felt on a pale table.
+    lsd = cv2.createLineSegmentDetector(cv2.LSD_REFINE_STD, 0.8, 0.6, 1.0)
     found = []
     for c in range(3):
         channel = lab_u8[:, :, c]
@@ -217,7 +218,10 @@ def _support_profile(
     d = line.direction
     t = np.arange(-np.hypot(w, h), np.hypot(w, h), 1.0)
     pts = p0[None, :] + t[:, None] * d[None, :]
-    inside = (pts[:, 0] >= 0) & (pts[:, 0] <= w - 1) & (pts[:, 1] >= 0) & (pts[:, 1] <= h - 1)
+    # Half a pixel of slack keeps the image border itself (x = 0, y = 0) inside.
+    inside = (
+        (pts[:, 0] >= -0.5) & (pts[:, 0] <= w - 0.5) & (pts[:, 1] >= -0.5) & (pts[:, 1] <= h - 0.5)
+    )
     t, pts = t[inside], pts[inside]
     if line.border:
         return t, np.full(len(t), 0.8)
@@ -363,7 +367,12 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
         s = np.array(support)
         if s.min() < 0.5:
             continue
-        border = any(all_lines[q].border for q in (i, j, k, m))
+        n_border = sum(all_lines[q].border for q in (i, j, k, m))
+        # The image border alone says nothing: a mat partly out of frame still
+        # shows at least one of its edges.
+        if n_border == 4:
+            continue
+        border = n_border > 0
         # Larger is better: a strip of table between two edges is uniform too.
         score = float(s.min() * s.mean() * np.sqrt(area / (w * h)))
         candidates.append((score, quad, s, border))
@@ -372,30 +381,30 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
         return CalibrationFailure(
             FailureReason.NO_MAT,
             "no mat found: no four long straight edges enclose a felt-coloured region; "
-            "make sure the whole mat is in view and lit, or give the four corners by hand",
+            "make sure the whole mat is in view (not too close) and lit, or give the four "
+            "corners by hand",
         )
     candidates.sort(key=lambda c: -c[0])
 
-    def best_of(use_border: bool) -> tuple[float, FloatArray, FloatArray, float, FloatArray]:
-        best: tuple[float, FloatArray, FloatArray, float, FloatArray] = (
-            -1.0,
-            np.zeros((4, 2)),
-            np.zeros(4),
-            0.0,
-            np.zeros(3),
-        )
-        chosen = [c for c in candidates if c[3] == use_border][:40]
-        for score, quad, s, _ in chosen:
+    Scored = tuple[float, FloatArray, FloatArray, float, FloatArray]
+
+    def uniform_ones(use_border: bool, limit: int) -> list[Scored]:
+        found: list[Scored] = []
+        for score, quad, s, border in candidates:
+            if border != use_border:
+                continue
             uni, felt = _uniformity(lab_tiny, quad * tiny_from_work)
-            if uni >= _MIN_UNIFORMITY and score * uni**2 > best[0]:
-                best = (score * uni**2, quad, s, uni, felt)
-        return best
+            if uni >= _MIN_UNIFORMITY:
+                found.append((score * uni**2, quad, s, uni, felt))
+            if len(found) >= limit:
+                break
+        found.sort(key=lambda c: -c[0])
+        return found
 
     # A whole mat in view beats any explanation that needs the image border.
-    total, quad, s, uni, felt = best_of(use_border=False)
-    if total < 0:
-        total, _, _, _, _ = best_of(use_border=True)
-        if total >= 0:
+    whole = uniform_ones(use_border=False, limit=60)
+    if not whole:
+        if uniform_ones(use_border=True, limit=1):
             return CalibrationFailure(
                 FailureReason.MAT_PARTLY_OUT_OF_FRAME,
                 "the mat runs out of the picture: not all four of its edges are in view; "
@@ -406,6 +415,18 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
             "no mat found: the straight edges in view do not enclose a uniform felt region; "
             "make sure the whole mat is in view, or give the four corners by hand",
         )
+    best = whole[0]
+    # A mat lies on a table, and a pale mat on a pale table top can make the table
+    # look like the best rectangle: prefer a good rectangle inside the best one
+    # whose colour differs from the ring around it.
+    while True:
+        inner = [
+            c for c in whole if c is not best and _nested_mat(c, best, lab_tiny, tiny_from_work)
+        ]
+        if not inner:
+            break
+        best = inner[0]
+    _, quad, s, uni, felt = best
     quad = _clockwise(quad)
     return MatQuad(
         corners_image_xy_px=(quad + 0.5) / scale - 0.5,
@@ -413,6 +434,33 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
         uniformity=uni,
         felt_lab=felt,
     )
+
+
+def _nested_mat(
+    inner: tuple[float, FloatArray, FloatArray, float, FloatArray],
+    outer: tuple[float, FloatArray, FloatArray, float, FloatArray],
+    lab_tiny: npt.NDArray[np.float32],
+    tiny_from_work: float,
+) -> bool:
+    """Whether ``inner`` is a felt rectangle lying on the region ``outer`` outlines."""
+    inner_quad, outer_quad = inner[1], outer[1]
+    contour = outer_quad.astype(np.float32).reshape(-1, 1, 2)
+    inside = all(
+        cv2.pointPolygonTest(contour, (float(x), float(y)), True) > 2.0 for x, y in inner_quad
+    )
+    area_in = abs(float(cv2.contourArea(inner_quad.astype(np.float32))))
+    area_out = abs(float(cv2.contourArea(outer_quad.astype(np.float32))))
+    if not inside or area_in < 0.25 * area_out or min(inner[2]) < 0.6:
+        return False
+    ring = np.zeros(lab_tiny.shape[:2], np.uint8)
+    cv2.fillPoly(ring, [np.rint(outer_quad * tiny_from_work).astype(np.int32)], 1)
+    cv2.fillPoly(ring, [np.rint(inner_quad * tiny_from_work).astype(np.int32)], 0)
+    ring_core = cv2.erode(ring, np.ones((3, 3), np.uint8))
+    pixels = lab_tiny[ring_core > 0]
+    if len(pixels) < 20:
+        return False
+    ring_lab = np.median(pixels, axis=0)
+    return bool(np.linalg.norm(ring_lab - inner[4]) > 8.0)
 
 
 def _clockwise(quad: FloatArray) -> FloatArray:

@@ -1,0 +1,114 @@
+"""The camera fit: rule 2.3.1 geometry, focal length from a homography, exact recoveries."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.fit import (
+    MAT_CORNERS_MM,
+    Observations,
+    baseline_segment_mm,
+    edge_lines,
+    fit_camera,
+    focal_from_homography,
+    initial_camera,
+)
+from rules.board import BASELINE_DISTANCE_MM
+from tests.calibration.synthetic import look_at_camera
+
+GRID_MM = np.stack(
+    [
+        g.ravel()
+        for g in np.meshgrid(np.linspace(-914.4, 914.4, 21), np.linspace(-457.2, 457.2, 11))
+    ],
+    axis=1,
+)
+
+
+@pytest.mark.parametrize(
+    ("corner", "on_long", "on_short"),
+    [
+        # The ETwA mat: baseline meets the long edge 120.67 mm and the short edge
+        # 241.34 mm from the corner (shared scenes' ground truth gives 793.73, 215.861).
+        ((914.4, 457.2), (793.73, 457.2), (914.4, 215.861)),
+        ((-914.4, 457.2), (-793.73, 457.2), (-914.4, 215.861)),
+        ((-914.4, -457.2), (-793.73, -457.2), (-914.4, -215.861)),
+        ((914.4, -457.2), (793.73, -457.2), (914.4, -215.861)),
+    ],
+)
+def test_baseline_ends_lie_where_rule_2_3_1_puts_them(corner, on_long, on_short) -> None:
+    long_mm, short_mm, line = baseline_segment_mm(np.asarray(corner))
+    np.testing.assert_allclose(long_mm, on_long, atol=0.01)
+    np.testing.assert_allclose(short_mm, on_short, atol=0.01)
+    # Both ends are 3 ft from the centre along the diagonal, at right angles to it.
+    for end in (long_mm, short_mm):
+        assert np.dot(end, line.normal) == pytest.approx(BASELINE_DISTANCE_MM)
+
+
+def test_focal_length_from_a_tilted_view_of_the_mat_is_recovered() -> None:
+    cam = look_at_camera((1920, 1080), (-1800.0, -400.0, 1800.0), k1=0.0)
+    h, _ = cv2.findHomography(MAT_CORNERS_MM, cam.mat_to_image(MAT_CORNERS_MM))
+    assert focal_from_homography(h, (1920, 1080)) == pytest.approx(0.7 * 1920, rel=1e-3)
+
+
+def test_focal_length_is_unknowable_looking_straight_down() -> None:
+    cam = look_at_camera((1920, 1080), (0.0, 0.0, 1800.0), k1=0.0)
+    h, _ = cv2.findHomography(MAT_CORNERS_MM, cam.mat_to_image(MAT_CORNERS_MM))
+    assert focal_from_homography(h, (1920, 1080)) is None
+
+
+def _exact_observations(cam) -> Observations:
+    pts, normals, offsets, kinds, edges = [], [], [], [], []
+    t = np.linspace(0.05, 0.95, 40)[:, None]
+    for i, line in enumerate(edge_lines()):
+        a, b = MAT_CORNERS_MM[i], MAT_CORNERS_MM[(i + 1) % 4]
+        pts.append(cam.mat_to_image(a + t * (b - a)))
+        normals.append(np.tile(line.normal, (len(t), 1)))
+        offsets.append(np.full(len(t), line.offset_mm))
+        kinds.append(np.zeros(len(t), int))
+        edges.append(np.full(len(t), i))
+    for corner in MAT_CORNERS_MM:
+        a, b, line = baseline_segment_mm(corner)
+        pts.append(cam.mat_to_image(a + t * (b - a)))
+        normals.append(np.tile(line.normal, (len(t), 1)))
+        offsets.append(np.full(len(t), line.offset_mm))
+        kinds.append(np.ones(len(t), int))
+        edges.append(np.full(len(t), -1))
+    return Observations(
+        np.vstack(pts),
+        np.vstack(normals),
+        np.concatenate(offsets),
+        np.concatenate(kinds),
+        np.concatenate(edges),
+    )
+
+
+@pytest.mark.parametrize(
+    "position_mm",
+    [
+        (300.0, -200.0, 1700.0),  # webcam above the mat, slightly off-centre
+        (-2100.0, -300.0, 2000.0),  # tripod at the side, about 45 degrees
+    ],
+)
+def test_fit_recovers_the_camera_from_exact_edge_and_baseline_points(position_mm) -> None:
+    truth = look_at_camera((1920, 1080), position_mm, k1=-0.09)
+    obs = _exact_observations(truth)
+    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
+    fit = fit_camera(start, obs, fit_edge_offsets=True)
+    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    assert err.max() < 0.05
+    assert fit.camera.dist_coeffs[0] == pytest.approx(-0.09, abs=0.005)
+    np.testing.assert_allclose(fit.edge_offsets_mm, 0.0, atol=0.05)
+
+
+def test_fit_keeps_given_distortion_when_told_not_to_fit_it() -> None:
+    truth = look_at_camera((1920, 1080), (300.0, -200.0, 1700.0), k1=-0.09)
+    start = initial_camera(
+        truth.mat_to_image(MAT_CORNERS_MM), (1920, 1080), np.array([-0.09, 0, 0, 0, 0])
+    )
+    fit = fit_camera(start, _exact_observations(truth), fit_distortion=False)
+    assert fit.camera.dist_coeffs[0] == -0.09
+    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    assert err.max() < 0.05
