@@ -420,12 +420,17 @@ class Game:
             return
         s.due_announced = True
         if s.must_free is not None and colour not in s.must_free.colours:
+            due = colour.next()
+            if any(_is_free(w) for w in s.board.of_colour(due)):
+                kept = due.value  # the second sentence of 22.5.2
+            else:
+                kept = " or ".join(c.value for c in s.must_free.colours)
             self._emit(
                 EventType.MUST_FREE,
                 colour,
                 "22.5.2",
-                f"{_name(colour)} must leave a {' or '.join(c.value for c in s.must_free.colours)}"
-                " wink free at the end of the turn (rule 22.5.2).",
+                f"{_name(colour)} must leave a {kept} wink free at the end of the turn "
+                "(rule 22.5.2).",
             )
         if s.squop_up is not None and colour not in s.squop_up.squopped.colours:
             k, n = s.squop_up.played + 1, s.squop_up.turns

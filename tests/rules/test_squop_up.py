@@ -358,6 +358,7 @@ def test_rule_22_5_2_a_green_free_when_blues_turn_starts_must_still_be_free_at_i
     p = squop_up_by_blue(g1_board())
     p.shot("red", unsquop="blue-L2", play={"blue-L2": (-150.0, -300.0), "red-S1": (310.0, 170.0)})
     assert p.next_colour == "blue"  # yellow has no free wink
+    assert "must leave a green wink free" in p.find("must_free")[-1].text
     p.shot(
         "blue", squop={"blue-L2": GREENS[3:]}, unsquop="red-L2", play={"red-L2": (200.0, -250.0)}
     )
