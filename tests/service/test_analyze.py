@@ -55,6 +55,7 @@ def test_table_output_lists_winks_and_tiddlies() -> None:
         (["analyze", "no-such.jpg", "--calibration", "x.json"], "does not exist"),  # no photo
         (["analyze", "{image}", "--calibration", "no-such.json"], "does not exist"),  # no file
         (["analyze", "{nomat}", "--calibration", "{truth}"], "does not look like a mat"),  # no mat
+        (["analyze", "{nomat}"], "no mat found"),  # no mat, calibrating from the photo itself
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], message: str) -> None:
