@@ -1,0 +1,112 @@
+"""``winkref calibrate``: the calibration file, the picture, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from calibration import Calibration
+from calibration.fit import MAT_CORNERS_MM
+from service.cli import app
+from service.commands.calibrate import parse_corners
+from tests.calibration.synthetic import look_at_camera, render_mat
+
+runner = CliRunner()
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+
+
+@pytest.fixture(scope="module")
+def mat_photo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    truth = look_at_camera((800, 450), (250.0, -300.0, 1700.0))
+    path = tmp_path_factory.mktemp("photos") / "mat.png"
+    cv2.imwrite(str(path), render_mat(truth))
+    return path, truth
+
+
+def test_calibrate_writes_the_file_and_a_picture_next_to_it(mat_photo, tmp_path: Path) -> None:
+    photo, _ = mat_photo
+    out = tmp_path / "setup" / "calib.json"
+    result = runner.invoke(app, ["calibrate", str(photo), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "reprojection error: RMS" in result.output and " mm on the mat" in result.output
+    assert "baselines found: 4/4" in result.output
+    cal = Calibration.from_json_dict(json.loads(out.read_text()))
+    assert cal.orientation_known
+    picture = cv2.imread(str(out.with_suffix(".png")))
+    assert picture is not None and picture.shape == (450, 800, 3)
+
+
+def test_hand_given_corners_are_used(mat_photo, tmp_path: Path) -> None:
+    photo, truth = mat_photo
+    corners = ",".join(f"{v:.1f}" for v in truth.mat_to_image(MAT_CORNERS_MM).ravel())
+    annotated = tmp_path / "look.png"
+    result = runner.invoke(
+        app,
+        [
+            "calibrate",
+            str(photo),
+            "-o",
+            str(tmp_path / "c.json"),
+            "--corners",
+            corners,
+            "--annotate",
+            str(annotated),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "mat found (manual-corners)" in result.output
+    assert annotated.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--camera", "97"], "cannot open camera 97"),  # no such camera here
+        (["/no/such/photo.jpg"], "'/no/such/photo.jpg': no such file"),  # missing file
+        ([], "give either an IMAGE file or --camera N"),  # neither
+        (["--corners", "1,2,3"], "expected eight numbers"),  # too few corner numbers
+    ],
+)
+def test_bad_input_is_one_line_and_exit_status_2(
+    args: list[str], message: str, mat_photo, tmp_path: Path
+) -> None:
+    if args[:1] == ["--corners"]:
+        args = [str(mat_photo[0]), *args]
+    result = runner.invoke(app, ["calibrate", *args, "-o", str(tmp_path / "c.json")])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_corrupt_image_is_quoted(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.jpg"
+    bad.write_bytes(b"\x00" * 64)
+    result = runner.invoke(app, ["calibrate", str(bad), "-o", str(tmp_path / "c.json")])
+    assert result.exit_code == 2
+    assert "broken.jpg" in result.output and "not a readable image" in result.output
+
+
+def test_no_mat_in_view_is_reported(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["calibrate", str(SAMPLES / "nomat_00101.jpg"), "-o", str(tmp_path / "c.json")]
+    )
+    assert result.exit_code == 2
+    assert "no mat found" in result.output
+    assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1,2,3,4,5,6,7,8", [[1, 2], [3, 4], [5, 6], [7, 8]]),  # commas
+        ("1 2 3 4 5 6 7 8", [[1, 2], [3, 4], [5, 6], [7, 8]]),  # spaces
+        ("1.5,2;3,4;5,6;7,8", [[1.5, 2], [3, 4], [5, 6], [7, 8]]),  # pairs by semicolons
+    ],
+)
+def test_corner_text_is_parsed(text: str, expected: list[list[float]]) -> None:
+    np.testing.assert_allclose(parse_corners(text), expected)
