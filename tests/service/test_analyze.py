@@ -66,3 +66,11 @@ def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], message: str) -
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_without_calibration_file_it_calibrates_from_the_photo() -> None:
+    image, _ = _sample("overhead_00101")
+    result = runner.invoke(app, ["analyze", str(image), "--json"])
+    assert result.exit_code == 0, result.output
+    board = Board.from_json_dict(json.loads(result.output))
+    assert len(board.winks) == 24
