@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from service.cli import app
@@ -97,3 +100,64 @@ def test_replay_json_result_has_exactly_the_issue_fields_and_tiddlies_ride_on_ga
     data = json.loads(result.output)
     assert set(data["result"]) == {"ended_by", "points", "score", "notation"}
     assert data["events"][-1]["tiddlies"] == {"blue": 9, "green": 6, "red": 8, "yellow": 6}
+
+
+def _set_shot_field(shot: int, field: str, value: object) -> Callable[[dict[str, Any]], None]:
+    def change(record: dict[str, Any]) -> None:
+        record["shots"][shot][field] = value
+
+    return change
+
+
+def _seven_blue_winks(record: dict[str, Any]) -> None:
+    winks = record["shots"][5]["board"]["winks"]
+    extra = dict(next(w for w in winks if w["colour"] == "blue"), id="blue-S9")
+    winks.append(extra)
+
+
+def _wink_far_off_the_mat(record: dict[str, Any]) -> None:
+    wink = next(w for w in record["shots"][2]["board"]["winks"] if w["status"] == "free")
+    wink["x_mm"] = 5000.0
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        # an unknown colour: named by shot and field, with the value given
+        (_set_shot_field(3, "colour", "purple"), "shots[3].colour: Input should be"),
+        # a shot earlier than the one before it
+        (_set_shot_field(7, "t", 1.0), "shots[7].t: 1 s is earlier than the previous shot's"),
+        # negative time
+        (_set_shot_field(4, "t", -3), "shots[4].t: Input should be greater than or equal to 0"),
+        # a seventh blue wink (rule 2.1.1)
+        (_seven_blue_winks, "shots[5].board: 7 blue winks, but rule 2.1.1 allows 6"),
+        # a wink called free five metres from the mat (rules 3, 13)
+        (_wink_far_off_the_mat, "is wholly off the mat"),
+        # a field the record format does not have
+        (_set_shot_field(3, "index", 7), "shots[3].index: Extra inputs are not permitted"),
+    ],
+)
+def test_a_bad_record_is_one_line_naming_shot_and_field(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], expected: str
+) -> None:
+    record = json.loads((EXAMPLES / "game_time_limit.json").read_text())
+    change(record)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(record))
+    for args in (["replay", str(path)], ["replay", str(path), "--json"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("winkref: error: ")
+        assert expected in lines[0]
+        assert "Traceback" not in result.output
+
+
+def test_a_directory_or_undecodable_file_is_one_line(tmp_path: Path) -> None:
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    for path, expected in ((tmp_path, "cannot read record file"), (binary, "utf-8")):
+        result = runner.invoke(app, ["replay", str(path)])
+        assert result.exit_code == 2
+        assert len(result.output.strip().splitlines()) == 1
+        assert expected in result.output
