@@ -694,12 +694,13 @@ def analyse_squops(
     n = len(detections)
     radius = nominal_radius_mm(detections.size)
     flat_z = np.array([top_z_mm(s) for s in detections.size], dtype=float)
-    z = np.maximum(flat_z, np.asarray(detections.z_mm, dtype=float))
-    z = flat_z if n == 0 else z
+    # The detector's own height guesses (``detections.z_mm``) are not used:
+    # on the shared scenes and samples a third of the winks it put high were
+    # lower winks. Heights come from the squop calls below.
     image_xy = np.asarray(detections.image_xy_px, dtype=float)
     if n == 0:
         return SquopAnalysis(
-            calls=(), mat_xy_mm=np.zeros((0, 2)), top_z_mm=z, level=np.zeros(0, np.int64)
+            calls=(), mat_xy_mm=np.zeros((0, 2)), top_z_mm=flat_z, level=np.zeros(0, np.int64)
         )
     plan_flat = correct_parallax(camera, image_xy, flat_z)
     # How far the plan position moves per mm of height: the parallax lever.
