@@ -763,6 +763,13 @@ class Game:
         prev = s.board
         colour = shot.colour
         foul = shot.event if isinstance(shot.event, FoulEvent) else None
+        # 23.2 (ii), 23.3 (ii): an accepted foul or wrong-colour turn ends, even after a pot.
+        accepted_wrong = (
+            isinstance(shot.event, WrongColourEvent)
+            and shot.event.choice is Choice.ACCEPT
+            and s.wrong_turn
+        )
+        ends_turn = foul is not None or accepted_wrong
 
         # 9.3: played from behind the baseline without crossing it: not a shot.
         if _unchanged(prev, new) and s.board.count(colour, WinkStatus.UNPLAYED) > 0:
@@ -824,7 +831,7 @@ class Game:
         board = self._replace_off_winks(board, newly_off)
 
         # 12: extra shots; 14: forfeits.
-        extra = 0 if foul else self.ruleset.extra_shots(played, newly_potted)
+        extra = 0 if ends_turn else self.ruleset.extra_shots(played, newly_potted)
         person = s.turn
         lost = self.ruleset.forfeits_for_off(played, newly_off)
         if lost:
@@ -889,7 +896,7 @@ class Game:
                 f"{_name(person)} has {extra} extra shot{'s' if extra > 1 else ''} (rule 12).",
                 shots=extra,
             )
-        self._shot_done(extra=extra, end_turn=foul is not None)
+        self._shot_done(extra=extra, end_turn=ends_turn)
 
     def _shot_done(self, *, extra: int, end_turn: bool = False) -> None:
         s = self._s

@@ -119,3 +119,26 @@ def test_a_wrong_colour_in_the_middle_of_a_turn_keeps_the_earlier_shots() -> Non
     assert p.next_colour == "blue"
     p.shot("blue", play={"blue-L2": (10.0, 200.0)})
     assert p.next_colour == "green"
+
+
+def test_rule_23_3_ii_an_accepted_wrong_colour_shot_ends_the_turn_even_after_a_pot() -> None:
+    # Rule 23.3 (ii): the opponents "accept the shot or shots and the turn comes to an
+    # end"; red potted its own wink in green's turn, yet gets no extra shot.
+    p = Play(make_board(free=["blue-L1", "green-L1", "red-L1", "red-L2", "yellow-L1"]))
+    p.shot("blue", play={"blue-L1": (10.0, 10.0)})
+    p.shot("red", pot="red-L1", event={"type": "wrong_colour", "choice": "accept"})
+    assert not p.find("extra_shot")
+    nxt = p.game.next_turn()
+    assert nxt.colour is None and nxt.choices == (Colour.GREEN, Colour.YELLOW)
+
+
+def test_rule_23_3_ii_accepting_after_the_wrong_colours_extra_shot_ends_the_turn_there() -> None:
+    # Unnoticed, red's wrong turn goes on after its pot; when the opponents then accept
+    # the shots (23.3 ii) the turn ends, though that shot pots a red wink again.
+    p = Play(make_board(free=["blue-L1", "green-L1", "red-L1", "red-L2", "red-S1"]))
+    p.shot("blue", play={"blue-L1": (10.0, 10.0)})
+    p.shot("red", pot="red-L1")
+    assert p.next_colour == "red"
+    p.shot("red", pot="red-L2", event={"type": "wrong_colour", "choice": "accept"})
+    assert len(p.find("extra_shot")) == 1
+    assert p.game.next_turn().choices == (Colour.GREEN, Colour.YELLOW)
