@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from calibration.camera import CameraModel
 from tools.scenegen.geometry import HALF_LENGTH_MM, HALF_WIDTH_MM
@@ -30,7 +31,9 @@ class SampledCamera:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def look_at(position: Sequence[float], target: Sequence[float], right_hint: Sequence[float]):
+def look_at(
+    position: npt.ArrayLike, target: npt.ArrayLike, right_hint: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
     """Rotation (world to OpenCV camera) looking from ``position`` at ``target``.
 
     ``right_hint`` is the world direction that should run left to right in
@@ -147,7 +150,7 @@ def oblique(rng: np.random.Generator) -> SampledCamera:
     raise RuntimeError("no oblique camera fitted the mat; this is a generator bug")
 
 
-def closeup(rng: np.random.Generator, target_mm: Sequence[float]) -> SampledCamera:
+def closeup(rng: np.random.Generator, target_mm: npt.ArrayLike) -> SampledCamera:
     """A phone 15-40 cm from a target point, 0-45 degrees from vertical."""
     target = np.asarray(target_mm, dtype=np.float64) + [
         float(rng.normal(0, 6.0)),

@@ -201,7 +201,7 @@ def corner_direction(corner_xy: Sequence[float]) -> FloatArray:
     return d / np.linalg.norm(d)
 
 
-def beyond_baseline_mm(plan_xy: Sequence[float], corner_xy: Sequence[float]) -> float:
+def beyond_baseline_mm(plan_xy: npt.ArrayLike, corner_xy: Sequence[float]) -> float:
     """How far a point lies beyond the corner's baseline (p . d - 914.4), mm."""
     return float(np.dot(plan_xy, corner_direction(corner_xy)) - BASELINE_DISTANCE_MM)
 

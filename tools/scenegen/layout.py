@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from shapely.geometry import Point, Polygon
 from shapely.geometry.base import BaseGeometry
 
@@ -116,7 +117,8 @@ class _Placer:
         d = math.hypot(wink.centre[0], wink.centre[1])
         return d - wink.radius_mm > POT_BASE_RADIUS_MM + 5.0 + margin
 
-    def in_play_area(self, xy: Sequence[float], radius: float, margin: float = 8.0) -> bool:
+    def in_play_area(self, xy: npt.ArrayLike, radius: float, margin: float = 8.0) -> bool:
+        xy = np.asarray(xy, dtype=np.float64)
         if abs(xy[0]) > HALF_LENGTH_MM - radius - margin:
             return False
         if abs(xy[1]) > HALF_WIDTH_MM - radius - margin:
@@ -147,8 +149,9 @@ class _Placer:
 # --------------------------------------------------------------------------
 
 
-def flat_at(template: WinkSolid, xy: Sequence[float], base_z: float = 0.0) -> WinkSolid:
+def flat_at(template: WinkSolid, xy: npt.ArrayLike, base_z: float = 0.0) -> WinkSolid:
     """The wink lying flat with its bottom at ``base_z``."""
+    xy = np.asarray(xy, dtype=np.float64)
     return template.with_pose(
         (xy[0], xy[1], base_z + template.thickness_mm / 2), (0.0, 0.0, 1.0)
     ).with_placement(template.placement)
@@ -358,7 +361,8 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
         return layout
 
     pool = list(templates)
-    rng.shuffle(pool)  # type: ignore[arg-type]
+    order = rng.permutation(len(pool))
+    pool = [pool[i] for i in order]
 
     def take(size: WinkSize | None = None) -> WinkSolid:
         for i, w in enumerate(pool):
@@ -374,7 +378,9 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
     for _ in range(int(rng.integers(1, 3))):
         up, low = take(), take()
 
-        def lean_marginal(anchor: np.ndarray, up=up, low=low) -> list[WinkSolid]:
+        def lean_marginal(
+            anchor: np.ndarray, up: WinkSolid = up, low: WinkSolid = low
+        ) -> list[WinkSolid]:
             lower = flat_at(low, anchor)
             e = _unit(float(rng.uniform(0, 2 * math.pi)))
             return [lower, lean_on(up, lower, e, _marginal_gap(rng, True))]
@@ -390,7 +396,9 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
         tilted = rng.random() < 0.4 and len(pool) > 6
         c = take() if tilted else None
 
-        def gap_pair(anchor: np.ndarray, a=a, b=b, c=c) -> list[WinkSolid] | None:
+        def gap_pair(
+            anchor: np.ndarray, a: WinkSolid = a, b: WinkSolid = b, c: WinkSolid | None = c
+        ) -> list[WinkSolid] | None:
             gap = _marginal_gap(rng, False)
             if c is None:
                 wa = flat_at(a, anchor)
@@ -417,7 +425,11 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
         extra = take() if rng.random() < 0.5 else None
 
         def bridge(
-            anchor: np.ndarray, top=top, b1=b1, b2=b2, extra=extra
+            anchor: np.ndarray,
+            top: WinkSolid = top,
+            b1: WinkSolid = b1,
+            b2: WinkSolid = b2,
+            extra: WinkSolid | None = extra,
         ) -> list[WinkSolid] | None:
             e = _unit(float(rng.uniform(0, 2 * math.pi)))
             span = b1.radius_mm + b2.radius_mm + float(rng.uniform(1.0, 4.0))
@@ -453,7 +465,12 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
         up, low = take(), take()
         third = take() if rng.random() < 0.35 else None
 
-        def deep(anchor: np.ndarray, up=up, low=low, third=third) -> list[WinkSolid] | None:
+        def deep(
+            anchor: np.ndarray,
+            up: WinkSolid = up,
+            low: WinkSolid = low,
+            third: WinkSolid | None = third,
+        ) -> list[WinkSolid] | None:
             lower = flat_at(low, anchor)
             e = _unit(float(rng.uniform(0, 2 * math.pi)))
             wu = lean_on(up, lower, e, float(rng.uniform(-9.0, -2.5)))
@@ -520,8 +537,8 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
     # The rest lie free, spread over the mat and clustered near the pot.
     for w in list(pool):
         for _attempt in range(200):
-            xy = placer.random_play_xy(near_pot=rng.random() < 0.55)
-            cand = flat_at(w, xy)
+            spot = placer.random_play_xy(near_pot=rng.random() < 0.55)
+            cand = flat_at(w, spot)
             if placer.clear(cand, min_gap=3.0) and placer.pot_clear(cand, margin=2.0):
                 placer.add(cand)
                 pool.remove(w)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -33,7 +34,7 @@ from rules.board import (
 from tools.scenegen.geometry import HALF_LENGTH_MM, HALF_WIDTH_MM, WinkSolid, rim_points
 from tools.scenegen.layout import Distractor, Layout
 
-F32 = npt.NDArray[np.float32]
+F32 = npt.NDArray[Any]  # float32 images and masks
 
 _SHIFT = 4  # sub-pixel bits for cv2 polygon drawing
 _SCALE = 1 << _SHIFT
@@ -145,14 +146,14 @@ def _wood_tile(rng: np.random.Generator, size: int) -> F32:
     fine /= fine.std() + 1e-9
     rows = np.arange(size, dtype=np.float32)[:, None]
     rings = np.sin(rows * (2 * np.pi * 5 / size) + 2.5 * grain)
-    return (0.5 * rings + 0.4 * grain + 0.25 * fine).astype(np.float32)
+    return np.asarray(0.5 * rings + 0.4 * grain + 0.25 * fine, dtype=np.float32)
 
 
 def _sample_tile(tile: F32, u: F32, v: F32) -> F32:
     size = tile.shape[0]
     mu = np.mod(u, size).astype(np.float32)
     mv = np.mod(v, size).astype(np.float32)
-    return cv2.remap(tile, mu, mv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP)
+    return np.asarray(cv2.remap(tile, mu, mv, cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP))
 
 
 # --------------------------------------------------------------------------
@@ -174,17 +175,17 @@ class Canvas:
 
     @property
     def position(self) -> np.ndarray:
-        return -self.rotation.T @ self.translation
+        return np.asarray(-self.rotation.T @ self.translation)
 
     def project(self, pts_mm: np.ndarray) -> np.ndarray:
         """Pinhole projection into the canvas, shape (N, 2); NaN behind the camera."""
         cam = pts_mm @ self.rotation.T + self.translation
         z = cam[:, 2:3]
         uv = (cam[:, :2] / np.where(z > 1e-6, z, np.nan)) * [self.k[0, 0], self.k[1, 1]]
-        return uv + [self.k[0, 2], self.k[1, 2]]
+        return np.asarray(uv + [self.k[0, 2], self.k[1, 2]])
 
     def depth(self, pts_mm: np.ndarray) -> np.ndarray:
-        return (pts_mm @ self.rotation.T + self.translation)[:, 2]
+        return np.asarray((pts_mm @ self.rotation.T + self.translation)[:, 2])
 
 
 def make_canvas(cam: CameraModel) -> Canvas:
@@ -226,7 +227,7 @@ def _upsample_exact(values: np.ndarray, nx: int, ny: int, step: int, w: int, h: 
     grid = values.reshape(ny, nx).astype(np.float32)
     xs = (np.arange(w, dtype=np.float32) / step)[None, :].repeat(h, 0)
     ys = (np.arange(h, dtype=np.float32) / step)[:, None].repeat(w, 1)
-    return cv2.remap(grid, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(cv2.remap(grid, xs, ys, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE))
 
 
 # --------------------------------------------------------------------------
@@ -242,7 +243,7 @@ def _light_factor(look: Look, x: F32, y: F32, z: float) -> F32:
     d2 = dx * dx + dy * dy + dz * dz
     ref = lx * lx + ly * ly + lz * lz
     lam = (dz / np.sqrt(d2)) * (ref / d2)
-    return (look.ambient + look.light_strength * lam).astype(np.float32)
+    return np.asarray(look.ambient + look.light_strength * lam, dtype=np.float32)
 
 
 def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Generator) -> F32:
@@ -273,7 +274,9 @@ def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Gen
         rz_safe = np.where(rz < -1e-6, rz, -1e-6)
         ray_len = np.linalg.norm(rays, axis=-1)
 
-        def hit(z: float, rays=rays, rz_safe=rz_safe, ray_len=ray_len):
+        def hit(
+            z: float, rays: F32 = rays, rz_safe: F32 = rz_safe, ray_len: F32 = ray_len
+        ) -> tuple[F32, F32, F32]:
             t = (z - pos[2]) / rz_safe
             x = pos[0] + t * rays[..., 0]
             y = pos[1] + t * rays[..., 1]
@@ -286,7 +289,7 @@ def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Gen
             look.floor_bgr[None, None, :]
             * (1 + 0.08 * _sample_tile(floor_tile, fx / 4.0, fy / 4.0))[..., None]
         )
-        colour = floor.astype(np.float32)
+        colour: F32 = floor.astype(np.float32)
 
         # Table top.
         tx, ty, tmm = hit(table_z)
@@ -480,7 +483,7 @@ def draw_disc(
         along = ((xs - centre_px[0]) * g[0] + (ys - centre_px[1]) * g[1]) / radius_px
         d2 = (xs - spot[0]) ** 2 + (ys - spot[1]) ** 2
         shade = base[None, None, :] * (1 + 0.07 * along)[..., None]
-        return shade + (sheen * np.exp(-d2 / sigma2))[..., None]
+        return np.asarray(shade + (sheen * np.exp(-d2 / sigma2))[..., None])
 
     _fill(img, face_px, base, alpha, shader=shader)
 
@@ -606,7 +609,7 @@ def _shadow_of(points: np.ndarray, light: np.ndarray, plane_z: float) -> np.ndar
     """Project points from a point light onto the plane z = plane_z."""
     h = points[:, 2:3] - plane_z
     span = light[2] - points[:, 2:3]
-    return points + (points - light[None, :]) * (h / np.maximum(span, 1.0))
+    return np.asarray(points + (points - light[None, :]) * (h / np.maximum(span, 1.0)))
 
 
 def render_shadows(canvas: Canvas, layout: Layout, look: Look) -> F32:
@@ -620,7 +623,7 @@ def render_shadows(canvas: Canvas, layout: Layout, look: Look) -> F32:
             return
         hull = cv2.convexHull(px.astype(np.float32)).reshape(-1, 2).astype(np.float64)
         tmp_colour = np.array([strength], np.float32)
-        _fill(mask[..., None], hull, tmp_colour)  # type: ignore[arg-type]
+        _fill(mask[..., None], hull, tmp_colour)
 
     for w in layout.winks:
         if w.placement == "potted":
@@ -645,7 +648,7 @@ def render_shadows(canvas: Canvas, layout: Layout, look: Look) -> F32:
         add(_shadow_of(pot, look.light_mm, 0.0), 0.35)
     dist = float(np.linalg.norm(canvas.position))
     sigma = max(0.8, 1.8 * focal / dist)  # a few mm of penumbra
-    return cv2.GaussianBlur(mask, (0, 0), sigma)
+    return np.asarray(cv2.GaussianBlur(mask, (0, 0), sigma))
 
 
 # --------------------------------------------------------------------------
@@ -765,7 +768,7 @@ def _draw_pot(
         draw_disc(layer, canvas, look, w, look.wink_bgr[w.colour] * 0.8, gloss=0.2)
     opening = canvas.project(_cylinder_ring(c, r_top - 1.5, POT_HEIGHT_MM, 96))
     mask = np.zeros(img.shape[:2], np.float32)
-    _fill(mask[..., None], opening, np.array([1.0], np.float32))  # type: ignore[arg-type]
+    _fill(mask[..., None], opening, np.array([1.0], np.float32))
     if alpha < 0.9:
         wall = canvas.project(
             np.vstack(
@@ -777,7 +780,7 @@ def _draw_pot(
         )
         hull = cv2.convexHull(wall.astype(np.float32)).reshape(-1, 2).astype(np.float64)
         wall_mask = np.zeros(img.shape[:2], np.float32)
-        _fill(wall_mask[..., None], hull, np.array([1.0 - alpha], np.float32))  # type: ignore[arg-type]
+        _fill(wall_mask[..., None], hull, np.array([1.0 - alpha], np.float32))
         mask = np.maximum(mask, wall_mask)
     img[:] = img * (1 - mask[..., None]) + layer * mask[..., None]
 
@@ -865,9 +868,9 @@ def _camera_effects(
     level = float(rng.uniform(0.01, 0.04)) * noise_scale
     lum = rng.standard_normal((h, w, 1), dtype=np.float32)
     chroma = rng.standard_normal((h, w, 3), dtype=np.float32)
-    noise = level * (0.7 * lum + 0.4 * chroma) * np.sqrt(0.3 + img)
+    noise: F32 = level * (0.7 * lum + 0.4 * chroma) * np.sqrt(0.3 + img)
     if scale > 1.5:
         # Phones denoise hard: what is left is faint and blotchy.
-        noise = cv2.GaussianBlur(noise, (0, 0), 1.2) * 1.2
+        noise = np.asarray(cv2.GaussianBlur(noise, (0, 0), 1.2)) * 1.2
     img = np.clip(img + noise, 0, 1)
     return (img * 255.0 + 0.5).astype(np.uint8)
