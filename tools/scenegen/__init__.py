@@ -66,8 +66,20 @@ def scene_rng(profile: str, seed: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(profile.encode())])
 
 
-def generate_scene(profile: str, seed: int) -> GeneratedScene:
+def generate_scene(profile: str, seed: int, *, image_scale: float = 1.0) -> GeneratedScene:
     """Lay out, photograph and describe one scene.
+
+    Parameters
+    ----------
+    profile : str
+        One of :data:`PROFILES`.
+    seed : int
+        With the profile, fixes everything about the scene.
+    image_scale : float
+        Render a smaller (or larger) picture of the very same scene: the
+        layout and camera pose are unchanged, the image size and intrinsics
+        are scaled (e.g. 0.25 for fast tests). The ground truth describes
+        the scaled camera.
 
     Raises
     ------
@@ -76,6 +88,8 @@ def generate_scene(profile: str, seed: int) -> GeneratedScene:
     """
     if profile not in PROFILES:
         raise UnknownProfileError(f"unknown profile {profile!r}; choose one of {PROFILES!r}")
+    if not 0.05 <= image_scale <= 4.0:
+        raise ValueError(f"image_scale must be between 0.05 and 4, got {image_scale!r}")
     rng = scene_rng(profile, seed)
     layout = make_layout(rng, start=profile == "start")
     disputed: dict[str, Any] | None = None
@@ -95,6 +109,8 @@ def generate_scene(profile: str, seed: int) -> GeneratedScene:
     else:
         disputed, target = _choose_disputed(layout, facts, rng)
         sampled = cameras.closeup(rng, target)
+    if image_scale != 1.0:
+        sampled = cameras.scaled(sampled, image_scale)
     image = render_scene(layout, sampled.model, rng, squops=facts.squops)
     scene_id = f"{profile}_{seed:05d}"
     gt = ground_truth(scene_id, profile, layout, facts, sampled, disputed)

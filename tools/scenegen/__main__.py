@@ -18,10 +18,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, required=True, help="first seed")
     parser.add_argument("--count", type=int, default=1, help="how many consecutive seeds")
     parser.add_argument("--out", default="sample_images/", help="output directory")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="image size factor (same scene, e.g. 0.25)"
+    )
     args = parser.parse_args(argv)
     for seed in range(args.seed, args.seed + args.count):
         start = time.perf_counter()
-        scene = generate_scene(args.profile, seed)
+        scene = generate_scene(args.profile, seed, image_scale=args.scale)
         jpg, _ = write_scene(scene, args.out)
         print(f"{jpg}  ({time.perf_counter() - start:.1f} s)")
     return 0

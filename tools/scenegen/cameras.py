@@ -31,6 +31,30 @@ class SampledCamera:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+def scaled(sampled: SampledCamera, factor: float) -> SampledCamera:
+    """The same camera with an image ``factor`` times the size (pose unchanged).
+
+    Pixel centres sit at integers, so a pixel coordinate ``u`` becomes
+    ``(u + 0.5) * s - 0.5`` with ``s`` the exact ratio of the rounded sizes.
+    """
+    w, h = sampled.model.image_size_wh
+    new_w, new_h = max(8, round(w * factor)), max(8, round(h * factor))
+    sx, sy = new_w / w, new_h / h
+    k = sampled.model.camera_matrix.copy()
+    k[0, 0] *= sx
+    k[1, 1] *= sy
+    k[0, 2] = (k[0, 2] + 0.5) * sx - 0.5
+    k[1, 2] = (k[1, 2] + 0.5) * sy - 0.5
+    model = CameraModel(
+        (new_w, new_h),
+        k,
+        sampled.model.dist_coeffs.copy(),
+        sampled.model.rotation.copy(),
+        sampled.model.translation_mm.copy(),
+    )
+    return SampledCamera(model, dict(sampled.info))
+
+
 def look_at(
     position: npt.ArrayLike, target: npt.ArrayLike, right_hint: Sequence[float]
 ) -> tuple[np.ndarray, np.ndarray]:
