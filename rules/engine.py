@@ -23,6 +23,7 @@ Order of checks for each recorded shot
 from __future__ import annotations
 
 import copy
+import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -115,6 +116,19 @@ class _State:
         return twin
 
 
+class Period(enum.StrEnum):
+    """Which part of the game is being played (rule 16)."""
+
+    TIMED = "timed"
+    """The timed period (17)."""
+    ROUND_LIMIT = "round_limit"
+    """The round limit period after time (18), counted in rounds."""
+    POT_OUT = "pot_out"
+    """After a pot-out, when time no longer applies (20)."""
+    ENDED = "ended"
+    """The game is over (16)."""
+
+
 @dataclass(frozen=True)
 class NextTurn:
     """Whose turn it is after the last recorded shot."""
@@ -124,7 +138,7 @@ class NextTurn:
     shots_left: int = 1
     nominated: bool = False
     forfeits: dict[Colour, int] = field(default_factory=dict)
-    period: str = "timed"
+    period: Period = Period.TIMED
     round: int | None = None
     squop_up: dict[str, Any] | None = None
     must_free: Partnership | None = None
@@ -137,7 +151,7 @@ class NextTurn:
             "shots_left": self.shots_left,
             "nominated": self.nominated,
             "forfeits": {c.value: n for c, n in self.forfeits.items() if n},
-            "period": self.period,
+            "period": self.period.value,
             "round": self.round,
             "squop_up": self.squop_up,
             "must_free": None if self.must_free is None else self.must_free.value,
@@ -220,13 +234,13 @@ class Game:
         self._advance()
         s = self._s
         if s.result is not None:
-            return NextTurn(colour=None, shots_left=0, period="ended")
+            return NextTurn(colour=None, shots_left=0, period=Period.ENDED)
         if s.round_limit is not None:
-            period = "round_limit"
+            period = Period.ROUND_LIMIT
         elif s.pot_outs:
-            period = "pot_out"
+            period = Period.POT_OUT
         else:
-            period = "timed"
+            period = Period.TIMED
         squop = None
         if s.squop_up is not None:
             squop = {
@@ -379,6 +393,7 @@ class Game:
         s.shots_left = 0
 
     def _forfeit_shot(self, colour: Colour, rule: str) -> None:
+        """Rules 14 and 14.3: a shot left in the turn is the one forfeited (an extra shot)."""
         s = self._s
         s.forfeits[colour] -= 1
         s.shots_left -= 1
@@ -748,6 +763,11 @@ class Game:
     # ---- the board after a shot ---------------------------------------------
 
     def _apply_board(self, shot: ShotRecord, played: tuple[Colour, ...], where: str) -> None:
+        """Steps 5-8 of the order above, for a shot whose board the rules keep.
+
+        ``played`` holds the colours whose potted winks earn extra shots and
+        whose off winks cost a forfeit (12, 14; 22.6.2, 22.6.3).
+        """
         s = self._s
         new = shot.board
         if new is None:
@@ -899,6 +919,7 @@ class Game:
         self._shot_done(extra=extra, end_turn=ends_turn)
 
     def _shot_done(self, *, extra: int, end_turn: bool = False) -> None:
+        """Rules 12, 12.1: a shot is used up and ``extra`` are added; none left ends the turn."""
         s = self._s
         s.fouls_in_row = 0
         s.shots_left = 0 if end_turn else s.shots_left - 1 + extra
@@ -949,6 +970,7 @@ class Game:
             s.keep_free_colour = due
 
     def _announce_squops(self, prev: Board, board: Board) -> None:
+        """Rules 8.2 and 8.3: each new squop, and each squopped wink that became free."""
         before = prev.by_id
         for w in board.winks:
             old = before[w.id]
@@ -1060,6 +1082,7 @@ class Game:
         self._game_end(rule, why)
 
     def _game_end(self, rule: str | None = None, why: str = "") -> None:
+        """Rule 16: announce the result, citing the rule that scored it (19.2, 20.2, 21.1, 24.4)."""
         s = self._s
         result = s.result
         if result is None:
@@ -1108,7 +1131,7 @@ class Game:
                 colour=colour,
                 rule=rule,
                 text=text,
-                t=getattr(self, "_t", None),
+                t=self._t,
                 data=data,
             )
         )
@@ -1176,4 +1199,4 @@ def replay_record(record: GameRecord) -> tuple[Game, NextTurn]:
     return game, game.next_turn()
 
 
-__all__ = ["Game", "NextTurn", "replay_record"]
+__all__ = ["Game", "NextTurn", "Period", "replay_record"]
