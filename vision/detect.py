@@ -91,6 +91,8 @@ CANDIDATE_CHROMA_STEP = 0.04
 MAX_WINK_RADIUS_MM = 13.0
 #: Least rim score (arc fraction over (0.3 mm + rms residual)) of a wink.
 MIN_RIM_SCORE = 0.55
+#: Largest chromaticity distance from the frame's median wink of a colour.
+MAX_CHROMA_SPREAD = 0.2
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
 EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
@@ -486,9 +488,9 @@ def _seeds_from_mask(
 ) -> list[_Seed]:
     """One seed per peak of the distance transform of wink-coloured pixels."""
     dist = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
-    # A peak at least 3 mm inside its blob: lines (baselines) and the
+    # A peak at least 2 mm inside its blob: lines (baselines) and the
     # fringes of other things are thinner than any visible part of a wink.
-    min_dist = 3.0 * view.px_per_mm
+    min_dist = 2.0 * view.px_per_mm
     peaks = (dist >= min_dist) & (dist >= cv2.dilate(dist, np.ones((5, 5), np.uint8)))
     rows, cols = np.nonzero(peaks)
     if len(rows) == 0:
@@ -994,10 +996,11 @@ def _assemble(
 ) -> WinkDetections:
     circles = fits.circles
     quality = circles.arc_fraction / (0.3 + circles.rms_mm)
+    ok = fits.ok & _typical_colour(rims.wink_colour, colour_index, fits.ok)
     # One wink can be seeded twice (two peaks in one blob): keep the better fit.
     kept: list[int] = []
     for m in np.argsort(-quality):
-        if not fits.ok[m]:
+        if not ok[m]:
             continue
         radius_m = circles.radius_mm[m]
         duplicate = any(
@@ -1055,6 +1058,28 @@ def _assemble(
         rim_occluded_fraction=fits.occluded_fraction[idx],
         size_confidence=fits.size_confidence[idx],
     )
+
+
+def _typical_colour(
+    wink_colour: FloatArray, colour_index: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.bool_]:
+    """(n,) whether each wink's chromaticity matches the other winks of its colour.
+
+    All winks of a colour share one plastic and one light, so in one frame
+    they agree closely (chromaticity spread about 0.03); a brown pen or an
+    orange board that passed for red or yellow does not. Needs three winks
+    of the colour to judge; fewer pass.
+    """
+    chroma = wink_colour / (wink_colour.sum(axis=1, keepdims=True) + 0.3)
+    typical = np.ones(len(wink_colour), dtype=bool)
+    for k in np.unique(colour_index[ok]):
+        members = ok & (colour_index == k)
+        if members.sum() < 3:
+            continue
+        median = np.median(chroma[members], axis=0)
+        far = np.linalg.norm(chroma - median, axis=1) > MAX_CHROMA_SPREAD
+        typical &= ~((colour_index == k) & far)
+    return typical
 
 
 def _move_to_plane(
