@@ -301,22 +301,30 @@ def upper_evidence(
     rim_visible_a, rim_visible_b : float
         Fraction of each rim the detector saw.
     same_colour : bool
-        The two winks are of one colour. Shading and edges alone are weak
-        evidence then (measured: barely better than chance on the shared
-        scenes), so without the detector's rim points the score is capped
-        below :data:`UPPER_CONFIDENCE_MIN` and the call stays uncertain.
+        The two winks are of one colour. Shading and edges are weak evidence
+        then (measured: no better than chance on the shared scenes), so the
+        score is capped below :data:`UPPER_CONFIDENCE_MIN` and the call
+        stays uncertain.
 
     Returns
     -------
     UpperEvidence
-        Score > 0 when ``a`` is on top. Cues:
+        Score > 0 when ``a`` is on top, the weighted mean of:
 
-        * colour: the lens where the image discs overlap shows the upper
-          wink's colour (or its shade, for two winks of one colour);
-        * edge: the upper rim is a visible edge inside the lower disc, while
-          the lower rim is hidden under the upper face;
-        * rim: the detector found rim points of the upper wink inside the
-          lower disc, but not the other way round.
+        * model (weight 1): the frame is rendered both ways -- flat discs of
+          the two colours over the felt, blurred like the camera -- and the
+          render that fits the pixels better wins;
+        * colour (weight 1): the lens where the image discs overlap shows
+          the upper wink's colour (or its shade, for two winks of one
+          colour);
+        * edge (weight 0.6, skipped when the two above agree clearly): the
+          upper rim is a visible edge inside the lower disc, while the lower
+          rim is hidden under the upper face.
+
+        Cues that disagree cut the score to 30%. A rim cue (the detector's
+        rim points of each wink inside the other disc) is reported when
+        given but not weighed: on the shared scenes it picked the upper wink
+        about half the time.
     """
     h, w = image_bgr.shape[:2]
     both = np.vstack([rim_a_px, rim_b_px])
