@@ -4,10 +4,11 @@ Wink A squops wink B when some part of A is vertically above some part of B:
 their plan views overlap, whether or not they touch. For every pair of winks
 that might overlap this module
 
-1. decides which wink is on top from image evidence (the lens where the two
-   image discs overlap shows the upper wink's colour; the upper wink's rim is
-   a visible edge inside the lower disc while the lower rim is hidden under
-   the upper face; the detector's rim points, when it gives them);
+1. decides which wink is on top from image evidence (the two layerings
+   rendered and compared with the pixels; the lens where the two image discs
+   overlap shows the upper wink's colour; the upper wink's rim is a visible
+   edge inside the lower disc while the lower rim is hidden under the upper
+   face) -- two winks of one colour stay uncertain;
 2. corrects the upper wink's plan position for its height (parallax), using
    the camera pose;
 3. measures the signed plan-view separation with shapely (positive gap,
