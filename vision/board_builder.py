@@ -317,7 +317,10 @@ def assemble_board(
             margin[k] = min(margin[k], c.margin_mm)
         if c.uncertain and not (off[c.upper] or off[c.lower]):
             verdict = "squops" if c.squop else "does not squop"
-            text = f"{ids[c.upper]} {verdict} {ids[c.lower]}? {c.reason}; review close up"
+            text = (
+                f"{ids[c.upper]} {verdict} {ids[c.lower]}? {c.reason}; review close up "
+                f"(winkref review CLOSEUP.jpg --pair {ids[c.upper]},{ids[c.lower]})"
+            )
             reviews.append(text)
             for k in (c.upper, c.lower):
                 uncertain[k] = True
