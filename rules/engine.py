@@ -646,6 +646,11 @@ class Game:
             if colour is not s.turn or s.wrong_turn:
                 self._undo_wrong_turn(colour)
                 return None
+        if isinstance(shot.event, WrongColourEvent) and colour is s.turn and not s.wrong_turn:
+            raise IllegalRecordError(
+                f"{where}.event: a wrong_colour event, but {colour.value} is the colour due "
+                "(rule 23.3); leave the event out"
+            )
         if s.nominated_turn and not s.wrong_turn and colour is not s.turn:
             if not self.ruleset.can_play(s.board, colour):
                 raise IllegalRecordError(

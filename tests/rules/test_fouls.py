@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rules.board import Colour, Partnership, WinkStatus, starting_board
+from rules.record import IllegalRecordError
 from rules.scoring import EndedBy
 from tests.rules.boardkit import Play, make_board
 
@@ -142,3 +145,14 @@ def test_rule_23_3_ii_accepting_after_the_wrong_colours_extra_shot_ends_the_turn
     p.shot("red", pot="red-L2", event={"type": "wrong_colour", "choice": "accept"})
     assert len(p.find("extra_shot")) == 1
     assert p.game.next_turn().choices == (Colour.GREEN, Colour.YELLOW)
+
+
+def test_a_wrong_colour_event_on_the_colour_due_is_a_bad_record() -> None:
+    # Rule 23.3 is about a colour played out of turn; blue is due, so the record
+    # contradicts itself and the error names the shot and the field.
+    p = Play(make_board(free=["blue-L1", "green-L1"]))
+    for choice in ("replay", "accept"):
+        with pytest.raises(
+            IllegalRecordError, match=r"shots\[0\]\.event: .*blue is the colour due"
+        ):
+            p.shot("blue", event={"type": "wrong_colour", "choice": choice})
