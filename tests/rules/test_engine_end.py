@@ -188,3 +188,25 @@ def test_a_pot_out_during_the_round_limit_cancels_it() -> None:
     assert p.game.next_turn().period == "pot_out"
     cycle(p, 40)
     assert p.game.result is None
+
+
+def test_rule_18_1_a_turn_started_before_time_and_ended_after_is_not_a_round_limit_turn() -> None:
+    # Rules 18, 18.1: red's turn begins at t = 40 (before the 70 s period) and its extra
+    # shot comes at t = 80. Time is deemed to expire at the end of red's turn, so yellow
+    # and blue complete the round, then five rounds follow: 2 + 5 * 4 = 22 turns.
+    board = make_board(free=["blue-L1", "green-L1", "red-L1", "yellow-L1"])
+    p = Play(board, "blue", timed_period_s=70.0)
+    p.shot("blue", play={"blue-L1": (-300.0, 0.0)})  # t = 0
+    p.shot("green", play={"green-L1": (-200.0, 0.0)})  # t = 20
+    p.shot("red", pot=["red-L1"])  # t = 40: the turn begins before time
+    p.shot("red", dt=40, play=["red-L2"])  # t = 80: the extra shot, after time
+    assert not p.find("time_up")
+    cycle(p, 1)  # yellow, t = 100
+    time_up = p.find("time_up")[0]
+    assert time_up.colour is Colour.YELLOW
+    assert "Play continues to the end of blue's turn" in time_up.text
+    cycle(p, 22 - 2)
+    assert p.game.result is None
+    cycle(p, 1)
+    assert p.game.result is not None
+    assert [e.data["round"] for e in p.find("round")] == [1, 2, 3, 4, 5]
