@@ -220,33 +220,6 @@ def _gap(
     return float(np.hypot(*(ca - cb)) - da / 2 - db / 2)
 
 
-def _rim_contrast(lab: FloatArray, ellipse: ImageEllipse, other: ImageEllipse) -> tuple[float, int]:
-    """Median colour step across ``ellipse``'s rim inside ``other``, and the sample count.
-
-    The rim of the wink in front is a real edge there; the hidden rim of the
-    wink behind runs through the other's uniform top face and shows none.
-    """
-    pts = ellipse.points(720)
-    inside = other.contains(pts, margin_px=-3.0)
-    if inside.sum() < 4:
-        return 0.0, 0
-    pts = pts[inside]
-    centre = np.asarray(ellipse.centre_xy_px)
-    normal = pts - centre
-    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-9)
-    outer = pts + 4.0 * normal
-    inner = pts - 4.0 * normal
-    h, w = lab.shape[:2]
-
-    def sample(q: FloatArray) -> FloatArray:
-        x = np.clip(np.round(q[:, 0]).astype(int), 0, w - 1)
-        y = np.clip(np.round(q[:, 1]).astype(int), 0, h - 1)
-        return np.asarray(lab[y, x], dtype=np.float64)
-
-    step = np.linalg.norm(sample(outer) - sample(inner), axis=1)
-    return float(np.median(step)), int(inside.sum())
-
-
 def occluder(a: CloseupWink, b: CloseupWink, lab: FloatArray | None = None) -> CloseupWink | None:
     """The wink in front where the two overlap in the image, if the photo shows it.
 
@@ -263,15 +236,50 @@ def occluder(a: CloseupWink, b: CloseupWink, lab: FloatArray | None = None) -> C
             return b
     if lab is None:
         return None
-    ca, na = _rim_contrast(lab, a.ellipse, b.ellipse)
-    cb, nb = _rim_contrast(lab, b.ellipse, a.ellipse)
-    if min(na, nb) < 4:
+    da, db = _edge_distances(lab, a.ellipse, b.ellipse)
+    if not (np.isfinite(da) and np.isfinite(db)):
         return None
-    if ca > 2.0 * cb and ca > 6.0:
+    # The edge seen inside the overlap is the front wink's rim: it must lie
+    # clearly nearer one ellipse than the other.
+    if db > 2.0 * da and db - da > 0.7:
         return a
-    if cb > 2.0 * ca and cb > 6.0:
+    if da > 2.0 * db and da - db > 0.7:
         return b
     return None
+
+
+def _edge_distances(lab: FloatArray, ea: ImageEllipse, eb: ImageEllipse) -> tuple[float, float]:
+    """Where the overlap of two ellipses shows an edge: its mean distance (px) from each rim.
+
+    Pixels inside both ellipses (shrunk by 1.5 px, to leave out the outer
+    outline) are weighted by the colour gradient; the edge that is really
+    there is the front wink's rim, so it lies on that wink's ellipse.
+    """
+    pts = np.vstack([ea.points(180), eb.points(180)])
+    h, w = lab.shape[:2]
+    x0, y0 = np.maximum(np.floor(pts.min(axis=0)).astype(int) - 2, 0)
+    x1, y1 = np.minimum(np.ceil(pts.max(axis=0)).astype(int) + 3, [w, h])
+    patch = lab[y0:y1, x0:x1]
+    ys, xs = np.mgrid[y0:y1, x0:x1]
+    grid = np.column_stack([xs.ravel(), ys.ravel()]).astype(np.float64)
+    lens = ea.contains(grid, margin_px=-1.5) & eb.contains(grid, margin_px=-1.5)
+    if lens.sum() < 10:
+        return float("nan"), float("nan")
+    grad = np.zeros(patch.shape[:2], dtype=np.float64)
+    for c in range(3):
+        ch = np.ascontiguousarray(patch[..., c], dtype=np.float32)
+        gx = cv2.Sobel(ch, cv2.CV_32F, 1, 0, ksize=3)
+        gy = cv2.Sobel(ch, cv2.CV_32F, 0, 1, ksize=3)
+        grad += gx.astype(np.float64) ** 2 + gy.astype(np.float64) ** 2
+    weight = np.sqrt(grad).ravel()[lens]
+    # Only the strong edges: the felt texture and shading are everywhere.
+    weight = np.where(weight > np.percentile(weight, 70), weight, 0.0)
+    if weight.sum() <= 0:
+        return float("nan"), float("nan")
+    inside = grid[lens]
+    da = float(np.sum(weight * np.abs(ea.distance_px(inside))) / weight.sum())
+    db = float(np.sum(weight * np.abs(eb.distance_px(inside))) / weight.sum())
+    return da, db
 
 
 def candidate_pairs(
