@@ -409,3 +409,21 @@ def test_rule_22_2_3_is_cited_even_when_blue_still_has_unplayed_winks() -> None:
     assert p.board.wink("blue-S4").status.value == "unplayed"
     squop_up = p.find("squop_up")[0]
     assert (squop_up.data["turns"], squop_up.rule) == (2, "22.2.3")
+
+
+def test_rule_22_3_1_a_forfeited_squop_up_turn_still_counts() -> None:
+    # Rule 22.3.1 (forfeiture, rule 14): red sent its wink off, so its first squop-up
+    # turn is forfeited, yet it is squop-up turn 1; red's next turn is the third, the last.
+    p = Play(g1_board(), "red")
+    p.shot("red", off={"red-S1": (300.0, 470.0)})
+    p.shot("yellow", play={"yellow-S4": (0.0, 160.0)})
+    p.shot("blue", squop={"blue-S2": "yellow-S4"})
+    assert p.find("squop_up")[0].data["turns"] == 3
+    forfeit = p.find("forfeit")[-1]
+    assert (forfeit.colour, forfeit.rule) == (Colour.RED, "14")
+    assert p.next_colour == "blue"
+    assert p.find("squop_up_turn")[-1].data == {"turn": 2, "turns": 3}
+    p.shot("blue", play={"blue-S1": (-320.0, -180.0)})
+    assert p.next_colour == "red"
+    last = p.find("must_free")[-1]
+    assert (last.colour, last.rule, last.data["turn"]) == (Colour.RED, "22.4", 3)
