@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rules.board import Board, Colour, Partnership, Wink, WinkStatus
-from rules.events import Event, EventType
+from rules.events import Event, EventType, FailureToFree
 from rules.record import (
     Choice,
     FoulEvent,
@@ -571,43 +571,49 @@ class Game:
         s = self._s
         if s.result is not None:
             return False
-        reason = None
+        reason: tuple[FailureToFree, str] | None = None
         if s.squop_up is not None and colour not in s.squop_up.squopped.colours:
             s.squop_up.played += 1  # 22.3.1: counted even when the colour cannot play
             if s.squop_up.played >= s.squop_up.turns:
                 reason = (
-                    ("22.4.2", f"{colour.value} forfeited the turn due to free")
+                    (FailureToFree.FORFEITED, f"{colour.value} forfeited the turn due to free")
                     if s.turn_forfeited
-                    else ("22.4", "no freeing shot was played in the squop-up turns")
+                    else (
+                        FailureToFree.NO_FREEING_SHOT,
+                        "no freeing shot was played in the squop-up turns",
+                    )
                 )
-                squopped = s.squop_up.squopped
                 s.squop_up = None
         elif s.must_free is not None and colour not in s.must_free.colours:
             squopped = s.must_free
             opp_free = [w for c in squopped.colours for w in s.board.of_colour(c) if _is_free(w)]
             if not opp_free:
-                reason = ("22.5.2", f"no {_both(squopped)} wink was left free")
+                reason = (
+                    FailureToFree.NO_OPPONENT_WINK_FREE,
+                    f"no {_both(squopped)} wink was left free",
+                )
             elif s.keep_free_colour is not None and not any(
                 _is_free(w) for w in s.board.of_colour(s.keep_free_colour)
             ):
                 reason = (
-                    "22.5.2",
+                    FailureToFree.NEXT_COLOUR_NOT_KEPT_FREE,
                     f"no {s.keep_free_colour.value} wink was left free, though one was free "
-                    "during the turn",
+                    "at the start of the turn or after a shot in it",
                 )
             if reason is not None:
                 s.must_free = None
         if reason is None:
             return False
-        rule, why = reason
+        failure, why = reason
         nxt = colour.next()
         self._emit(
             EventType.FAILURE_TO_FREE,
             colour,
             "22.6",
-            f"Failure to free: {why} (rule {rule}). {_name(nxt)} gets a free shot with a "
-            "nominated colour (rule 22.6.1).",
-            because=rule,
+            f"Failure to free: {why} (rule {failure.rule}). {_name(nxt)} gets a free shot with "
+            "a nominated colour (rule 22.6.1).",
+            because=failure.rule,
+            reason=failure.value,
         )
         return True
 

@@ -59,6 +59,29 @@ class EventType(enum.StrEnum):
     """The game is over, with the score (16, 19, 20.2, 21)."""
 
 
+class FailureToFree(enum.StrEnum):
+    """Why a failure to free (rule 22.6) was called; :attr:`rule` is the rule broken."""
+
+    NO_FREEING_SHOT = "no_freeing_shot"
+    """The squop-up turns ended without a freeing shot (22.4)."""
+    FORFEITED = "forfeited"
+    """The turn due to free was forfeited under rule 14 (22.4.2)."""
+    NO_OPPONENT_WINK_FREE = "no_opponent_wink_free"
+    """After a freeing shot, a turn ended with no opponent wink free (22.5.2)."""
+    NEXT_COLOUR_NOT_KEPT_FREE = "next_colour_not_kept_free"
+    """A free wink of the opponent colour due next was not left free (22.5.2)."""
+
+    @property
+    def rule(self) -> str:
+        """The rule number the failure breaks."""
+        return {
+            FailureToFree.NO_FREEING_SHOT: "22.4",
+            FailureToFree.FORFEITED: "22.4.2",
+            FailureToFree.NO_OPPONENT_WINK_FREE: "22.5.2",
+            FailureToFree.NEXT_COLOUR_NOT_KEPT_FREE: "22.5.2",
+        }[self]
+
+
 @dataclass(frozen=True)
 class Event:
     """One announcement.
