@@ -81,6 +81,8 @@ CANDIDATE_CONTRAST = 0.25
 #: Largest channel difference from the felt, relative to its brightness,
 #: that marks something lying on it (coarse view).
 CANDIDATE_MEAN_CONTRAST = 0.15
+#: A seed's contrast with the felt, in units of the felt's median contrast.
+SEED_NOISE_RATIO = 8.0
 #: Smallest channel difference from the felt (grey levels) that can be a wink.
 MIN_GREY_STEP = 12
 #: Saturation (see :func:`vision.colour.hue_saturation`) of a wink colour.
@@ -424,10 +426,12 @@ def _find_seeds(
     sub_valid = view.valid[::4, ::4]
     sub_mat = view.on_mat[::4, ::4]
     bars = []
+    noises = []
     for side in (True, False):
         sample = sub_rel[sub_valid & (sub_mat == side)]
         noise = float(np.median(sample)) if len(sample) else 0.0
         bars.append(max(CANDIDATE_MEAN_CONTRAST, 5.0 * noise))
+        noises.append(noise)
     # And an absolute step, so that sensor noise on a dark table is not
     # mistaken for colour.
     rows, cols = np.nonzero((rel > min(bars)) & (diff >= MIN_GREY_STEP) & view.valid)
@@ -477,7 +481,16 @@ def _find_seeds(
                 reach.astype(np.uint8), mask.shape[::-1], interpolation=cv2.INTER_NEAREST
             )
             mask[full > 0] = 0
-    return _seeds_from_mask(view, mask, label, felt_u8), mask, label
+    seeds = _seeds_from_mask(view, mask, label, felt_u8)
+    # A wink's middle stands well clear of the felt's noise; a blob of
+    # noise on grainy felt only just passes the pixel bar.
+    strong = []
+    for seed in seeds:
+        col, row = view.mat_to_view(seed.mat_xy_mm[None])[0].round().astype(int)
+        noise = noises[0] if view.on_mat[row, col] else noises[1]
+        if rel[row, col] >= SEED_NOISE_RATIO * noise:
+            strong.append(seed)
+    return strong, mask, label
 
 
 def _seeds_from_mask(
@@ -563,24 +576,25 @@ def _sample_rims(
     felt_bgr: FloatArray,
     plane_z_mm: FloatArray,
     reference: ColourReference,
+    n_rays: int = _N_RAYS,
 ) -> _Rims:
     n = len(centres_mm)
     radii = np.arange(_RAY_START_MM, _RAY_STOP_MM, _RAY_STEP_MM)
     n_s = len(radii)
-    angles = np.linspace(0.0, 2 * np.pi, _N_RAYS, endpoint=False)
+    angles = np.linspace(0.0, 2 * np.pi, n_rays, endpoint=False)
     unit = np.column_stack([np.cos(angles), np.sin(angles)])
     offsets = unit[:, None, :] * radii[None, :, None]  # (rays, samples, 2)
     affine = _local_affines(camera, centres_mm, plane_z_mm)  # (n, 2, 3)
     # Image position = A @ (centre + offset) + b, for every sample.
     base = np.einsum("nij,nj->ni", affine[:, :, :2], centres_mm) + affine[:, :, 2]
-    map_xy = np.empty((n, _N_RAYS, n_s, 2), dtype=np.float32)
+    map_xy = np.empty((n, n_rays, n_s, 2), dtype=np.float32)
     for axis in (0, 1):
         map_xy[..., axis] = (
             base[:, axis, None, None]
             + affine[:, axis, 0, None, None] * offsets[None, ..., 0]
             + affine[:, axis, 1, None, None] * offsets[None, ..., 1]
         )
-    map_xy = map_xy.reshape(n * _N_RAYS, n_s, 2)
+    map_xy = map_xy.reshape(n * n_rays, n_s, 2)
     # remap takes at most 32767 rows per call.
     chunks = [
         cv2.remap(
@@ -592,7 +606,7 @@ def _sample_rims(
         )
         for start in range(0, len(map_xy), 30000)
     ]
-    samples = np.concatenate(chunks).reshape(n, _N_RAYS, n_s, 3)
+    samples = np.concatenate(chunks).reshape(n, n_rays, n_s, 3)
     colour = reference.normalise(samples, felt_bgr[:, None, None, :].astype(np.float32))
     felt = reference.normalise(felt_bgr, felt_bgr).astype(np.float32)
     contrast = felt_contrast(colour, felt[:, None, None, :])
