@@ -40,6 +40,9 @@ from vision.closeup_geometry import (
 
 FloatArray = npt.NDArray[np.float64]
 
+#: Wink thickness range (rule 2.1.1 says "approximately 1.5 mm"), for a lower wink's top.
+THIN_WINK_MM = 1.4
+THICK_WINK_MM = 1.9
 #: Close pairs: plan-view gaps up to this are candidates for a dispute.
 CANDIDATE_GAP_MM = 3.0
 #: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur.
@@ -371,8 +374,13 @@ def _overlap_estimate(
     da: float,
     db: float,
     top: CloseupWink | None,
+    top_rests_elsewhere: bool = True,
 ) -> tuple[float, float, bool, str]:
     """Plan overlap (mm), its support-model sigma, whether the top wink is raised, and why.
+
+    A top wink that touches no wink but the lower one cannot lie flat on a
+    sliver of overlap: it leans, far edge on the mat. Otherwise it may also
+    lie flat on others. The lower wink's thickness (1.4-1.9 mm) is unknown.
 
     The top wink may lie flat on the other or lean on its edge with the far
     edge on the mat; a photo rarely tells which (a tilt of a few degrees
@@ -408,15 +416,19 @@ def _overlap_estimate(
     if not (top_is_far or g0 < 0):
         return -g0, 0.0, False, f"{top.id} covers {other.id} only by perspective: both on the mat"
     towards = (float(other_c[0]), float(other_c[1]))
+    supports = [
+        Support(height_mm=h, leaning=True, towards_xy_mm=towards)
+        for h in (THIN_WINK_MM, THICK_WINK_MM)
+    ]
+    if top_rests_elsewhere:
+        supports += [Support(height_mm=h) for h in (THIN_WINK_MM, THICK_WINK_MM)]
     gaps = []
-    for support in (
-        Support(height_mm=WINK_THICKNESS_MM),
-        Support(height_mm=WINK_THICKNESS_MM, leaning=True, towards_xy_mm=towards),
-    ):
+    for support in supports:
         ct = _plan_centre(plane, top, d_top, support)
         gaps.append(float(np.hypot(*(ct - other_c)) - d_top / 2 - d_other / 2))
-    overlap = -float(np.mean(gaps))
-    return overlap, abs(gaps[0] - gaps[1]) / 2, True, f"{top.id} is on {other.id} (raised)"
+    overlap = -(max(gaps) + min(gaps)) / 2
+    how = "lying or leaning" if top_rests_elsewhere else "leaning"
+    return overlap, (max(gaps) - min(gaps)) / 2, True, f"{top.id} is {how} on {other.id}"
 
 
 def _lab_near(image_bgr: npt.NDArray[np.uint8], a: CloseupWink, b: CloseupWink) -> FloatArray:
@@ -458,7 +470,13 @@ def review_photo(
     da, db = sizes[i], sizes[j]
     lab = _lab_near(image_bgr, a, b)
     top = occluder(a, b, lab)
-    overlap, sigma_support, raised, why = _overlap_estimate(plane, a, b, da, db, top)
+    # Whether the top wink also rests on a third wink cannot be told reliably
+    # from the outlines (a leaning wink seen from the side overlaps its
+    # neighbours too), so both lying flat and leaning stay in the uncertainty.
+    rests_elsewhere = True
+    overlap, sigma_support, raised, why = _overlap_estimate(
+        plane, a, b, da, db, top, rests_elsewhere
+    )
 
     # Uncertainty 1: rim fits, by resampling the rim points.
     rng = np.random.default_rng(seed)
@@ -474,7 +492,13 @@ def review_photo(
         )
         boots.append(
             _overlap_estimate(
-                plane, ra, rb, da, db, top if top is None else (ra if top is a else rb)
+                plane,
+                ra,
+                rb,
+                da,
+                db,
+                top if top is None else (ra if top is a else rb),
+                rests_elsewhere,
             )[0]
         )
     sigma_fit = float(np.std(boots)) if boots else 0.0
@@ -485,7 +509,7 @@ def review_photo(
             p2, _, _ = rectify(winks, (width, height), hfov)
         except RectificationError:
             continue
-        by_fov.append(_overlap_estimate(p2, a, b, da, db, top)[0])
+        by_fov.append(_overlap_estimate(p2, a, b, da, db, top, rests_elsewhere)[0])
     # One step of 6 degrees either side of the default: the spread is that change.
     sigma_fov = float(np.ptp(by_fov)) if len(by_fov) > 1 else 0.0
     notes = [why]
