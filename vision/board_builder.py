@@ -267,11 +267,6 @@ def assemble_board(
         if c.squop and not off[c.upper] and not off[c.lower]
     ]
     dropped_off = [c for c in squops.calls if c.squop and (off[c.upper] or off[c.lower])]
-    for c in dropped_off:
-        notes.append(
-            f"an overlap involving a wink off the mat was not counted as a squop "
-            f"(rule 13): detections {c.upper} and {c.lower}"
-        )
     is_lower = np.zeros(n, bool)
     is_upper = np.zeros(n, bool)
     for up, low in squop_pairs:
@@ -307,6 +302,11 @@ def assemble_board(
     ids = _assign_ids(
         list(dets.colour), list(sizes), mat_xy, [_STATUS_RANK[s] for s in status], previous
     )
+    for c in dropped_off:
+        notes.append(
+            f"{ids[c.upper]} overlaps {ids[c.lower]}, but one of them is off the mat "
+            "(rule 13): not counted as a squop"
+        )
     reviews = []
     nearest = np.full(n, np.inf)
     margin = np.full(n, np.inf)
