@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
@@ -38,7 +38,7 @@ from rules.board import (
 from vision.board_builder import BoardAssembly, assemble_board
 from vision.detections import WinkDetections
 from vision.squop import K_SIGMA
-from vision.status import DEFAULT_CORNERS_MM
+from vision.status import DEFAULT_CORNERS_MM, corners_from_unplayed
 
 FloatArray = npt.NDArray[np.float64]
 Detector = Callable[..., WinkDetections]
@@ -308,6 +308,17 @@ def mat_edge_contrast(image_bgr: npt.NDArray[np.uint8], context: FrameContext) -
     return float(np.median(contrasts))
 
 
+def _half_turned(camera: CameraModel) -> CameraModel:
+    """The same camera in the mat frame turned through 180 degrees about the pot."""
+    return CameraModel(
+        image_size_wh=camera.image_size_wh,
+        camera_matrix=camera.camera_matrix.copy(),
+        dist_coeffs=camera.dist_coeffs.copy(),
+        rotation=camera.rotation @ np.diag([-1.0, -1.0, 1.0]),
+        translation_mm=camera.translation_mm.copy(),
+    )
+
+
 def find_hidden_regions(
     image_bgr: npt.NDArray[np.uint8], context: FrameContext
 ) -> tuple[tuple[HiddenRegion, ...], float]:
@@ -396,6 +407,10 @@ class FrameAnalysis:
         Calls an umpire should check close up.
     timings_ms : dict of str to float
         Time per stage and in total.
+    camera : CameraModel or None
+        The camera in the frame the board is in: the calibration's, or that
+        turned through 180 degrees when the unplayed winks showed the
+        calibration had picked the turned frame.
     """
 
     board: Board
@@ -405,6 +420,7 @@ class FrameAnalysis:
     notes: tuple[str, ...]
     reviews: tuple[str, ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
+    camera: CameraModel | None = None
 
 
 def _default_detector() -> Detector:
@@ -508,11 +524,27 @@ def analyze_frame(
             f"x={region.mat_polygon_mm[:, 0].mean():.0f} mm, "
             f"y={region.mat_polygon_mm[:, 1].mean():.0f} mm): winks there are not reported"
         )
+    corners = context.corners_mm
     if not context.orientation_known:
-        notes.append(
-            "the corner colours could not be read: the board may be turned through 180 "
-            "degrees, so which baseline is whose is not known (unplayed winks may be wrong)"
-        )
+        found = corners_from_unplayed(used.mat_xy_mm, list(used.colour)) if len(used) else None
+        if found is None:
+            notes.append(
+                "the corner colours could not be read: the board may be turned through 180 "
+                "degrees, so which baseline is whose is not known (unplayed winks may be wrong)"
+            )
+        else:
+            notes.append(
+                "the corner colours could not be read; the winks behind the baselines "
+                "showed which corner is whose"
+            )
+            if found[Colour.BLUE][1] < 0:
+                # The calibration picked the turned frame: turn it back so that
+                # blue's corner has y > 0 (the canonical frame).
+                camera = _half_turned(camera)
+                used = replace(used, mat_xy_mm=-used.mat_xy_mm)
+                hidden = tuple(replace(r, mat_polygon_mm=-r.mat_polygon_mm) for r in hidden)
+                found = {c: (-x, -y) for c, (x, y) in found.items()}
+            corners = found
     if context.mat_out_of_view_fraction > 0.005:
         notes.append(
             f"{100 * context.mat_out_of_view_fraction:.0f}% of the mat is outside the frame: "
@@ -523,7 +555,7 @@ def analyze_frame(
         used,
         camera,
         image_bgr,
-        corners_mm=context.corners_mm,
+        corners_mm=corners,
         pot_centre_mm=context.pot_centre_mm,
         hidden_area=bool(hidden) or context.mat_out_of_view_fraction > 0.005,
         previous=previous,
@@ -539,6 +571,7 @@ def analyze_frame(
         notes=tuple(notes) + assembly.notes,
         reviews=assembly.reviews,
         timings_ms=timings,
+        camera=camera,
     )
 
 
@@ -604,6 +637,7 @@ class StillCameraAnalyzer:
                     notes=self._last.notes,
                     reviews=self._last.reviews,
                     timings_ms=timings,
+                    camera=self._last.camera,
                 )
         previous = self._last.board if self._last is not None else None
         analysis = analyze_frame(

@@ -328,3 +328,49 @@ def pot_colours_seen(
         c: bool(np.sum(close & (nearest == k)) >= POT_COLOUR_MIN_SHARE * small_wink_px)
         for k, c in enumerate(colours)
     }
+
+
+#: The mat's corners in clockwise order seen from above (x right, y up).
+CLOCKWISE_CORNERS_MM: tuple[tuple[float, float], ...] = (
+    (-HALF_LENGTH_MM, HALF_WIDTH_MM),
+    (HALF_LENGTH_MM, HALF_WIDTH_MM),
+    (HALF_LENGTH_MM, -HALF_WIDTH_MM),
+    (-HALF_LENGTH_MM, -HALF_WIDTH_MM),
+)
+#: How many more unplayed winks the best corner layout must explain than the
+#: next best before it is trusted.
+LAYOUT_MIN_LEAD = 2
+
+
+def corners_from_unplayed(
+    mat_xy_mm: npt.ArrayLike, colours: Sequence[Colour]
+) -> dict[Colour, tuple[float, float]] | None:
+    """Which corner is whose, from the winks lying behind the baselines.
+
+    Rule 5.2 puts the colours clockwise blue, green, red, yellow, so there
+    are four possible layouts; the one that puts the most winks behind their
+    own colour's baseline wins, if it leads the next by ``LAYOUT_MIN_LEAD``.
+
+    Parameters
+    ----------
+    mat_xy_mm : (N, 2) array_like
+        Plan-view winks' centres.
+    colours : sequence of Colour
+
+    Returns
+    -------
+    dict of Colour to (x, y), or None
+        None when the winks do not settle it.
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
+    order = list(Colour)
+    behind = [beyond_baseline_mm(pts, corner) > 0 for corner in CLOCKWISE_CORNERS_MM]
+    votes = []
+    for start in range(4):
+        layout = {c: (start + k) % 4 for k, c in enumerate(order)}
+        votes.append(sum(bool(behind[layout[Colour(c)]][i]) for i, c in enumerate(colours)))
+    ranked = sorted(range(4), key=lambda k: -votes[k])
+    if votes[ranked[0]] - votes[ranked[1]] < LAYOUT_MIN_LEAD:
+        return None
+    best = ranked[0]
+    return {c: CLOCKWISE_CORNERS_MM[(best + k) % 4] for k, c in enumerate(order)}

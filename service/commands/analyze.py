@@ -178,7 +178,7 @@ def run(
         drawn = annotate_frame(
             image,
             analysis.board,
-            context.camera,
+            analysis.camera or context.camera,
             hidden_regions=analysis.hidden_regions,
             notes=analysis.notes,
         )

@@ -13,6 +13,7 @@ from vision.detections import WinkDetections
 from vision.pipeline import (
     MatNotVisibleError,
     StillCameraAnalyzer,
+    _half_turned,
     analyze_frame,
     prepare_context,
 )
@@ -191,3 +192,32 @@ def test_an_empty_frame_with_an_empty_pot_reports_no_winks_rather_than_guessing(
     analysis = analyze_frame(render(camera, []), camera, detections=WinkDetections.empty())
     assert analysis.board.winks == ()
     assert len([r for r in analysis.reviews if "pot looks empty" in r]) == 4
+
+
+def test_unplayed_winks_fix_the_orientation_the_calibration_could_not_read() -> None:
+    camera = overhead_camera()
+    # A few winks behind each colour's baseline (canonical frame: blue at (-, +)).
+    unplayed = [
+        SceneWink(B, S, -860.0, 420.0),
+        SceneWink(B, S, -880.0, 400.0),
+        SceneWink(G, S, 860.0, 420.0),
+        SceneWink(R, S, 860.0, -420.0),
+        SceneWink(Y, S, -860.0, -420.0),
+    ]
+    image = render(camera, unplayed)
+    # The calibration picked the frame turned through 180 degrees and says so.
+    turned = _half_turned(camera)
+    seen_turned = [SceneWink(w.colour, w.size, -w.x_mm, -w.y_mm) for w in unplayed]
+
+    class Unsure:
+        def __init__(self) -> None:
+            self.camera = turned
+            self.orientation_known = False
+            self.corners_mm = None
+
+    analysis = analyze_frame(image, Unsure(), detections=detections_for(turned, seen_turned))
+    placed = [w for w in analysis.board.winks if w.x_mm is not None]
+    assert all(w.status is WinkStatus.UNPLAYED for w in placed)
+    blue = [w for w in placed if w.colour is B]
+    assert all(w.x_mm < 0 < w.y_mm for w in blue)  # back in the canonical frame
+    assert any("showed which corner is whose" in n for n in analysis.notes)

@@ -8,9 +8,11 @@ from squop_scenes import overhead_camera
 
 from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
 from vision.status import (
+    CLOCKWISE_CORNERS_MM,
     DEFAULT_CORNERS_MM,
     beyond_baseline_mm,
     beyond_mat_edge_mm,
+    corners_from_unplayed,
     in_pot,
     infer_potted,
     own_unplayed_triangle,
@@ -122,3 +124,29 @@ def test_tiddlies_are_three_per_potted_and_one_per_free_wink() -> None:
         Colour.RED: 0,
         Colour.YELLOW: 0,
     }
+
+
+@pytest.mark.parametrize(
+    "blue_corner",
+    [
+        0,  # (-x, +y): the canonical layout
+        2,  # (+x, -y): the frame turned through 180 degrees
+        1,  # (+x, +y): blue and green sharing a short side
+    ],
+)
+def test_corners_follow_the_winks_behind_the_baselines(blue_corner: int) -> None:
+    corners = list(CLOCKWISE_CORNERS_MM)
+    # Two winks of each colour behind its corner's baseline, clockwise from blue.
+    pts, colours = [], []
+    for k, colour in enumerate(Colour):
+        cx, cy = corners[(blue_corner + k) % 4]
+        for shrink in (0.96, 0.97):
+            pts.append((cx * shrink, cy * shrink))
+            colours.append(colour)
+    got = corners_from_unplayed(pts, colours)
+    assert got is not None
+    assert got == {c: corners[(blue_corner + k) % 4] for k, c in enumerate(Colour)}
+
+
+def test_corners_stay_unknown_without_unplayed_winks() -> None:
+    assert corners_from_unplayed([(0.0, 0.0), (100.0, 50.0)], [Colour.BLUE, Colour.RED]) is None
