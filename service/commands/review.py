@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -164,12 +165,11 @@ def annotate(image_bgr: npt.NDArray[np.uint8], verdict: Verdict) -> npt.NDArray[
             1,
             cv2.LINE_AA,
         )
-    text = verdict.summary
-    band = np.full((70, crop.shape[1], 3), 255, np.uint8)
-    cv2.putText(band, text[:70], (10, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 0), 2, cv2.LINE_AA)
-    if len(text) > 70:
+    lines = textwrap.wrap(verdict.summary, width=max(20, int(crop.shape[1] / 13)))
+    band = np.full((20 + 30 * len(lines), crop.shape[1], 3), 255, np.uint8)
+    for k, line in enumerate(lines):
         cv2.putText(
-            band, text[70:140], (10, 60), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 0), 2, cv2.LINE_AA
+            band, line, (10, 30 + 30 * k), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 0), 2, cv2.LINE_AA
         )
     return np.vstack([crop, band])
 
@@ -180,6 +180,39 @@ def _radius_along(ellipse: Any, direction: npt.NDArray[np.float64]) -> float:
     x = direction[0] * c + direction[1] * s
     y = -direction[0] * s + direction[1] * c
     return 1.0 / math.sqrt((x / a) ** 2 + (y / b) ** 2)
+
+
+#: Frames up to this wide are webcam-sized; phone close-ups are 3000-4000 px.
+WEBCAM_MAX_WIDTH_PX = 2600
+
+
+def review_any(
+    image: npt.NDArray[np.uint8],
+    *,
+    pair: tuple[str, str] | None = None,
+    near_xy_px: tuple[float, float] | None = None,
+) -> Verdict:
+    """Review a close-up, or a webcam frame of the whole mat (the mat calibration gives the scale).
+
+    A webcam-sized frame in which the mat can be calibrated goes through the
+    frame pipeline; anything else is treated as a close-up.
+    """
+    if image.shape[1] <= WEBCAM_MAX_WIDTH_PX:
+        from calibration import calibrate
+
+        try:
+            calibration = calibrate(image)
+        except ValueError:
+            calibration = None  # no mat in view: a close-up after all
+        if calibration is not None:
+            from vision.pipeline import analyze_frame
+            from vision.review_webcam import verdict_from_frame
+
+            analysis = analyze_frame(image, calibration)
+            return verdict_from_frame(
+                analysis, calibration.camera, pair=pair, near_xy_px=near_xy_px
+            )
+    return review_photo(image, pair=pair, near_xy_px=near_xy_px)
 
 
 def run(
@@ -197,11 +230,11 @@ def run(
     pair_ids = parse_pair(pair)
     near_xy = parse_near(near)
     image = load_photo(photo)
-    verdict = review_photo(image, pair=pair_ids, near_xy_px=near_xy)
+    verdict = review_any(image, pair=pair_ids, near_xy_px=near_xy)
     if second is not None:
         image2 = load_photo(second)
         # The second photo's labels differ; its disputed pair is the one nearest its centre.
-        verdict = combine(verdict, review_photo(image2))
+        verdict = combine(verdict, review_any(image2))
     if annotate_path is not None:
         ok = cv2.imwrite(str(annotate_path), annotate(image, verdict))
         if not ok:

@@ -111,3 +111,17 @@ def test_parse_near(text: str, expected: object) -> None:
             parse_near(text)
     else:
         assert parse_near(text) == expected
+
+
+SAMPLE_OVERHEAD = Path(__file__).resolve().parents[2] / "sample_images" / "overhead_00101.jpg"
+
+
+@pytest.mark.skipif(not SAMPLE_OVERHEAD.exists(), reason="sample image not generated")
+def test_overhead_webcam_frame_is_reviewed_with_the_mat_calibration() -> None:
+    result = runner.invoke(app, ["review", str(SAMPLE_OVERHEAD), "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    # Ids come from the frame's board, so they name colours, unlike a close-up's W1, W2.
+    assert all("-" in i for i in verdict["pair"])
+    assert verdict["uncertainty_mm"] > 0
+    assert verdict["squopped"] in (True, False, None)
