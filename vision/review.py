@@ -202,9 +202,14 @@ def _radius_fits_a_size(radii: FloatArray) -> npt.NDArray[np.bool_]:
 
 
 def _plan_centre(
-    plane: MatPlane, w: CloseupWink, diameter_mm: float, support: Support | None = None
+    plane: MatPlane,
+    w: CloseupWink,
+    diameter_mm: float,
+    support: Support | None = None,
+    *,
+    known_radius: bool = False,
 ) -> FloatArray:
-    radius = diameter_mm / 2 if w.rim_visible_fraction < 0.9 else None
+    radius = diameter_mm / 2 if (known_radius or w.rim_visible_fraction < 0.9) else None
     centre, _, _ = fit_wink_circle(plane, w.rim_image_px, radius_mm=radius, support=support)
     return centre
 
@@ -422,13 +427,29 @@ def _overlap_estimate(
     ]
     if top_rests_elsewhere:
         supports += [Support(height_mm=h) for h in (THIN_WINK_MM, THICK_WINK_MM)]
+    # Near the lower wink the top one's underside is at the lower's thickness
+    # whether it lies flat or leans; only its far side differs. So its centre
+    # is fitted to the half of its rim that faces the lower wink, radius known.
+    facing = _facing_half(plane, top, other_c, top_c)
     gaps = []
     for support in supports:
-        ct = _plan_centre(plane, top, d_top, support)
+        ct = _plan_centre(plane, facing, d_top, support, known_radius=True)
         gaps.append(float(np.hypot(*(ct - other_c)) - d_top / 2 - d_other / 2))
     overlap = -(max(gaps) + min(gaps)) / 2
     how = "lying or leaning" if top_rests_elsewhere else "leaning"
     return overlap, (max(gaps) - min(gaps)) / 2, True, f"{top.id} is {how} on {other.id}"
+
+
+def _facing_half(
+    plane: MatPlane, w: CloseupWink, towards_xy_mm: FloatArray, centre_xy_mm: FloatArray
+) -> CloseupWink:
+    """The wink with only the rim points on its side facing a plan point."""
+    plan = plane.to_plane(w.rim_image_px, WINK_THICKNESS_MM)
+    u = np.asarray(towards_xy_mm) - np.asarray(centre_xy_mm)
+    keep = (plan - centre_xy_mm) @ u > 0
+    if keep.sum() < 20:
+        return w
+    return replace(w, rim_image_px=w.rim_image_px[keep])
 
 
 def _lab_near(image_bgr: npt.NDArray[np.uint8], a: CloseupWink, b: CloseupWink) -> FloatArray:
