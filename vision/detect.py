@@ -149,7 +149,7 @@ class BirdsEyeView:
         Whether the view pixel lies on the (nominal) mat.
     near_edge : (h, w) ndarray of bool
         Within :data:`EDGE_BAND_MM` of the mat's edge.
-    on_mat_u8, mat_small_u8, edge_rows, edge_cols : ndarray
+    on_mat_u8, valid_u8, mat_small_u8, edge_rows, edge_cols : ndarray
         The same masks as OpenCV wants them (and at 1/8 scale), and the
         edge band's pixel indices: precomputed because the camera is still.
     """
@@ -166,6 +166,7 @@ class BirdsEyeView:
     on_mat: npt.NDArray[np.bool_]
     near_edge: npt.NDArray[np.bool_]
     on_mat_u8: npt.NDArray[np.uint8]
+    valid_u8: npt.NDArray[np.uint8]
     mat_small_u8: npt.NDArray[np.uint8]
     edge_rows: npt.NDArray[np.intp]
     edge_cols: npt.NDArray[np.intp]
@@ -279,6 +280,7 @@ def build_birds_eye_view(
         on_mat=on_mat,
         near_edge=near_edge,
         on_mat_u8=on_mat.astype(np.uint8),
+        valid_u8=np.asarray(valid, dtype=np.uint8) * 255,
         mat_small_u8=cv2.resize(
             on_mat.astype(np.uint8), (width // 8, height // 8), interpolation=cv2.INTER_NEAREST
         ),
@@ -434,7 +436,13 @@ def _find_seeds(
         noises.append(noise)
     # And an absolute step, so that sensor noise on a dark table is not
     # mistaken for colour.
-    rows, cols = np.nonzero((rel > min(bars)) & (diff >= MIN_GREY_STEP) & view.valid)
+    candidate = cv2.bitwise_and(
+        (rel > min(bars)).view(np.uint8), cv2.compare(diff, MIN_GREY_STEP, cv2.CMP_GE)
+    )
+    candidate = cv2.bitwise_and(candidate, view.valid_u8)
+    found = cv2.findNonZero(candidate)
+    found = np.zeros((0, 2), np.int32) if found is None else found.reshape(-1, 2)
+    rows, cols = found[:, 1], found[:, 0]
     bar = np.where(view.on_mat[rows, cols], bars[0], bars[1])
     keep = rel[rows, cols] > bar
     rows, cols = rows[keep], cols[keep]
@@ -504,11 +512,14 @@ def _seeds_from_mask(
     # A peak at least 2 mm inside its blob: lines (baselines) and the
     # fringes of other things are thinner than any visible part of a wink.
     min_dist = 2.0 * view.px_per_mm
-    peaks = (dist >= min_dist) & (dist >= cv2.dilate(dist, np.ones((5, 5), np.uint8)))
+    # Blurring a little into the distance breaks its plateaus (a thin blob
+    # is all ridge), so that each blob has one peak, at its middle.
+    score = dist + 0.5 * cv2.GaussianBlur(dist, (0, 0), 1.5)
+    peaks = (dist >= min_dist) & (score >= cv2.dilate(score, np.ones((5, 5), np.uint8)))
     rows, cols = np.nonzero(peaks)
     if len(rows) == 0:
         return []
-    strength = dist[rows, cols]
+    strength = dist[rows, cols] + 1e-3 * score[rows, cols]
     kind = label[rows, cols].astype(np.int64)
     order = np.argsort(-strength)
     rows, cols, strength, kind = rows[order], cols[order], strength[order], kind[order]
