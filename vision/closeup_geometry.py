@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +99,11 @@ class MatPlane:
     normal: FloatArray
     distance_mm: float
 
+    @cached_property
+    def basis(self) -> tuple[FloatArray, FloatArray]:
+        """Two unit vectors spanning the plane (plane x and y), camera frame."""
+        return _plane_basis(self.normal)
+
     @property
     def tilt_deg(self) -> float:
         """Angle between the optical axis and the plane's normal."""
@@ -109,14 +115,14 @@ class MatPlane:
         h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(rays),))
         lam = (self.distance_mm - h) / (rays @ self.normal)
         pts = rays * lam[:, None]
-        e1, e2 = _plane_basis(self.normal)
+        e1, e2 = self.basis
         return np.column_stack([pts @ e1, pts @ e2])
 
     def to_image(self, plane_xy_mm: npt.ArrayLike, height_mm: npt.ArrayLike = 0.0) -> FloatArray:
         """Project plane points ``height_mm`` above the mat into the image: (n, 2) px."""
         p = np.asarray(plane_xy_mm, dtype=np.float64).reshape(-1, 2)
         h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(p),))
-        e1, e2 = _plane_basis(self.normal)
+        e1, e2 = self.basis
         xyz = (
             p[:, :1] * e1[None, :]
             + p[:, 1:] * e2[None, :]

@@ -543,6 +543,11 @@ def review_photo(
         sigma_fit**2 + sigma_fov**2 + sigma_size**2 + sigma_support**2 + MODEL_SIGMA_MM**2
     )
     uncertainty = COVERAGE_SIGMA * sigma
+    notes.append(
+        f"one-sigma parts (mm): rim fits {sigma_fit:.2f}, focal length {sigma_fov:.2f}, "
+        f"how the winks rest {sigma_support:.2f}, wink size {sigma_size:.2f}, "
+        f"model {MODEL_SIGMA_MM:.2f}"
+    )
     squopped = decide(overlap, uncertainty)
     upper = lower = None
     if top is not None and (squopped is not False):
