@@ -419,9 +419,7 @@ def _find_seeds(
     # almost only in blue, which a grey conversion would all but ignore.
     diff_b, diff_g, diff_r = cv2.split(cv2.absdiff(view_bgr, felt_u8))
     diff = cv2.max(cv2.max(diff_b, diff_g), diff_r)
-    mean_weights = np.full((1, 3), 1.0 / 3.0, np.float32)
-    brightness = cv2.transform(felt_u8, mean_weights).astype(np.float32) + 3.0
-    rel = cv2.GaussianBlur(diff.astype(np.float32) / brightness, (5, 5), 1.0)
+    rel = cv2.GaussianBlur(diff.astype(np.float32) * _inverse_brightness(felt_u8), (5, 5), 1.0)
     # Noisy surfaces (dark felt or table, a high-gain webcam) need a higher
     # bar; mat and table are judged apart.
     sub_rel = rel[::4, ::4]
@@ -499,6 +497,21 @@ def _find_seeds(
         if rel[row, col] >= SEED_NOISE_RATIO * noise:
             strong.append(seed)
     return strong, mask, label
+
+
+_INVERSE_BRIGHTNESS: dict[int, tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]] = {}
+
+
+def _inverse_brightness(felt_u8: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
+    """1 / (mean of B, G, R + 3) of the felt model; remembered while the model is reused."""
+    cached = _INVERSE_BRIGHTNESS.get(id(felt_u8))
+    if cached is not None and cached[0] is felt_u8:
+        return cached[1]
+    mean_weights = np.full((1, 3), 1.0 / 3.0, np.float32)
+    inverse = 1.0 / (cv2.transform(felt_u8, mean_weights).astype(np.float32) + 3.0)
+    _INVERSE_BRIGHTNESS.clear()
+    _INVERSE_BRIGHTNESS[id(felt_u8)] = (felt_u8, inverse)
+    return inverse
 
 
 def _seeds_from_mask(
