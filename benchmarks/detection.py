@@ -69,8 +69,12 @@ def evaluate(scene: Scene, found: WinkDetections, match_mm: float) -> dict[str, 
         for i, j in zip(rows, cols, strict=True)
         if found.size[j] is not gt[i].size
     ]
+    found_ids = {gt[i].id for i in rows}
+    overlapped = [w for w in gt if (w.nearest_plan_gap_mm or 0.0) < 0.0]
     return {
         "n_gt": len(gt),
+        "n_overlapped": len(overlapped),
+        "tp_overlapped": sum(1 for w in overlapped if w.id in found_ids),
         "n_det": len(found),
         "tp": len(rows),
         "fp": len(false_pos),
@@ -145,6 +149,7 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
+    split: dict[str, tuple[int, int, int, int]] = {}
     for profile, results in per_profile.items():
         n_gt = sum(int(r["n_gt"]) for r in results)  # type: ignore[call-overload]
         tp = sum(int(r["tp"]) for r in results)  # type: ignore[call-overload]
@@ -153,6 +158,9 @@ def main() -> None:
         colour_ok = np.concatenate([np.asarray(r["colour_ok"], bool) for r in results])
         size_ok = np.concatenate([np.asarray(r["size_ok"], bool) for r in results])
         potted_seen = sum(int(r["potted_seen"]) for r in results)  # type: ignore[call-overload]
+        n_over = sum(int(r["n_overlapped"]) for r in results)  # type: ignore[call-overload]
+        tp_over = sum(int(r["tp_overlapped"]) for r in results)  # type: ignore[call-overload]
+        split[profile] = (tp - tp_over, n_gt - n_over, tp_over, n_over)
         n_potted = sum(int(r["n_potted"]) for r in results)  # type: ignore[call-overload]
         print(
             f"{profile:<10}{len(results):>7}{tp / max(n_gt, 1):>9.1%}"
@@ -160,6 +168,11 @@ def main() -> None:
             f"{np.median(errors):>9.2f}{np.percentile(errors, 95):>9.2f}"
             f"{1000 * np.median(times[profile]):>8.1f}{1000 * np.median(cold_times[profile]):>8.1f}"
             f"{f'{potted_seen}/{n_potted}':>13}"
+        )
+    for profile, (tp_free, n_free, tp_over, n_over) in split.items():
+        print(
+            f"{profile}: recall {tp_free / max(n_free, 1):.1%} of {n_free} winks clear of others, "
+            f"{tp_over / max(n_over, 1):.1%} of {n_over} overlapping another in plan view"
         )
     print(
         f"\nmatch radius {args.match_mm} mm; errors in mm (canonical frame, plan view); "
