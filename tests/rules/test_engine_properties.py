@@ -51,11 +51,22 @@ def _choose(rng: random.Random, board: Board, colour: Colour) -> dict[str, Any]:
     return {"play": {wink.id: (round(x, 1), round(y, 1))}}
 
 
-def _mischief(rng: random.Random, p: Play, colour: Colour) -> tuple[Colour, Any]:
-    """Now and then a foul (23.2) or the wrong colour played (23.3)."""
+def _mischief(
+    rng: random.Random, p: Play, colour: Colour, allowed: set[Colour]
+) -> tuple[Colour, Any]:
+    """Now and then a foul (23.2) or the wrong colour played (23.3).
+
+    ``allowed`` are the colours that may rightly play now (the colour due, both
+    choices after 23.3 (ii), the person and the nominee of 22.6.1): none of them
+    is a wrong colour, and a record calling one wrong contradicts itself.
+    """
     r = rng.random()
     if r < 0.05:
-        others = [c for c in Colour if c is not colour and p.game.ruleset.can_play(p.board, c)]
+        others = [
+            c
+            for c in Colour
+            if c not in allowed and c is not colour and p.game.ruleset.can_play(p.board, c)
+        ]
         if others:
             wrong = rng.choice(others)
             replay = rng.random() < 0.5
@@ -74,15 +85,19 @@ def play_randomly(seed: int, max_shots: int = 160, *, mischief: bool = False) ->
         nxt = p.game.next_turn()
         if p.game.result is not None:
             break
-        colour = nxt.colour or rng.choice(nxt.choices)
+        person = nxt.colour or rng.choice(nxt.choices)
+        colour = person
         if nxt.nominated and not p.game.ruleset.can_play(p.board, colour):
             colour = next(c for c in Colour if p.game.ruleset.can_play(p.board, c))
-        due, event = colour, None
+        event = None
         if mischief:
-            colour, event = _mischief(rng, p, colour)
+            allowed = {colour, *nxt.choices} | ({nxt.colour} if nxt.colour else set())
+            colour, event = _mischief(rng, p, colour, allowed)
         changes = _choose(rng, p.board, colour)
         if changes.pop("pass", False):
-            p.passes(due.value, dt=15.0)  # only the colour due may pass
+            # Only the colour due may pass: in a nominated turn (22.6.1) that is the
+            # person's own colour, not the nominee.
+            p.passes(person.value, dt=15.0)
         else:
             p.shot(colour.value, dt=15.0, event=event, **changes)
     return p

@@ -66,6 +66,7 @@ def test_g1_red_frees_only_a_green_so_blue_must_leave_a_green_free() -> None:
     failure = p.find("failure_to_free")
     assert failure and failure[0].colour is Colour.BLUE
     assert failure[0].data["because"] == "22.5.2"
+    assert failure[0].data["reason"] == "no_opponent_wink_free"
     nxt = p.game.next_turn()
     assert nxt.colour is Colour.GREEN and nxt.nominated
 
@@ -180,6 +181,7 @@ def test_g4_a_forfeit_on_the_freeing_turn_is_a_failure_to_free() -> None:
     failure = p.find("failure_to_free")[0]
     assert failure.colour is Colour.RED
     assert failure.data["because"] == "22.4.2"
+    assert failure.data["reason"] == "forfeited"
     nxt = p.game.next_turn()
     assert nxt.colour is Colour.YELLOW and nxt.nominated
 
@@ -366,6 +368,7 @@ def test_rule_22_5_2_a_green_free_when_blues_turn_starts_must_still_be_free_at_i
     failure = p.find("failure_to_free")
     assert failure and failure[0].colour is Colour.BLUE
     assert failure[0].data["because"] == "22.5.2" and "green" in failure[0].text
+    assert failure[0].data["reason"] == "next_colour_not_kept_free"
     nxt = p.game.next_turn()
     assert nxt.colour is Colour.GREEN and nxt.nominated
 
