@@ -143,6 +143,11 @@ def parse_record(data: Any, *, source: str = "record") -> GameRecord:
     except UnknownRulesetError as exc:
         raise IllegalRecordError(f"{source}: ruleset: {exc}") from None
     problems = []
+    if record.shots and record.shots[0].t != 0:
+        problems.append(
+            f"{source}: shots[0].t: {record.shots[0].t:g} s, but t counts from the first shot "
+            "(rules 6.1, 17), so the first is 0; subtract it from every t"
+        )
     previous: Board | None = None
     for i, shot in enumerate(record.shots):
         if shot.board is None:

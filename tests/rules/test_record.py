@@ -145,3 +145,13 @@ def test_a_free_wink_just_over_the_mat_edge_is_left_to_the_vision_tolerance() ->
     wink = next(w for w in data["shots"][1]["board"]["winks"] if w["id"] == "green-L1")
     wink["x_mm"], wink["y_mm"] = 300.0, 457.2 + 5.0
     parse_record(data)
+
+
+def test_the_first_shot_is_at_time_zero() -> None:
+    # Rules 6.1 and 17: t counts from the first shot, so a first t other than 0 would
+    # shift the timed period; the error names the shot and the field.
+    data = short_game()
+    for shot in data["shots"]:
+        shot["t"] += 12.0
+    with pytest.raises(IllegalRecordError, match=r"shots\[0\]\.t: 12 s, but t counts from"):
+        parse_record(data)
