@@ -227,6 +227,9 @@ def prepare_context(
     cv2.fillPoly(pot_mask, [np.round(hull).astype(np.int32)], 1)
     pot_mask = cv2.dilate(pot_mask, np.ones((3, 3), np.uint8))
     mask &= 1 - pot_mask
+    # Keep clear of the mat's edge: at this scale a pixel or two of table or
+    # shadow along it would look like something lying on the felt.
+    mask = cv2.erode(mask, np.ones((5, 5), np.uint8))
     # Mat area per shrunk pixel, from the local scale on a coarse grid.
     grid_y, grid_x = np.mgrid[0:sh:4, 0:sw:4]
     centres = np.stack([grid_x.ravel(), grid_y.ravel()], 1).astype(float) * HIDDEN_SCALE
@@ -319,14 +322,44 @@ def _half_turned(camera: CameraModel) -> CameraModel:
     )
 
 
+#: Side of the cells whose median felt colour is the local background, in
+#: shrunk pixels (24 x 8 = 192 full-frame pixels, about 250-300 mm on the mat
+#: at 1080p: larger than a hand).
+FELT_CELL_PX = 24
+
+
+def _felt_background(
+    lab: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], felt: FloatArray
+) -> npt.NDArray[np.float32]:
+    """Median felt colour per cell, smoothly interpolated; ``felt`` where no mat."""
+    sh, sw = mask.shape
+    rows = max(1, round(sh / FELT_CELL_PX))
+    cols = max(1, round(sw / FELT_CELL_PX))
+    cells = np.empty((rows, cols, 3), np.float32)
+    ys = np.linspace(0, sh, rows + 1).astype(int)
+    xs = np.linspace(0, sw, cols + 1).astype(int)
+    for r in range(rows):
+        for c in range(cols):
+            cell_mask = mask[ys[r] : ys[r + 1], xs[c] : xs[c + 1]]
+            if cell_mask.mean() >= 0.3:
+                cells[r, c] = np.median(
+                    lab[ys[r] : ys[r + 1], xs[c] : xs[c + 1]][cell_mask], axis=0
+                )
+            else:
+                cells[r, c] = felt
+    if rows == 1 and cols == 1:
+        return np.broadcast_to(cells[0, 0], (sh, sw, 3)).astype(np.float32)
+    return cv2.resize(cells, (sw, sh), interpolation=cv2.INTER_LINEAR)
+
+
 def find_hidden_regions(
     image_bgr: npt.NDArray[np.uint8], context: FrameContext
 ) -> tuple[tuple[HiddenRegion, ...], float]:
     """Large blobs over the mat that are neither felt nor winks (hands, mugs).
 
     Works on the frame shrunk by ``HIDDEN_SCALE``: the felt's colour is the
-    median over the mat, its brightness is allowed to drift slowly across the
-    mat (lighting), and what differs from it in a blob larger than
+    median of each hand-sized-plus cell of the mat (lighting changes it
+    across the mat), and what differs from it in a blob larger than
     ``HIDDEN_MIN_AREA_MM2`` after an opening that removes winks and lines is
     reported.
 
@@ -343,19 +376,27 @@ def find_hidden_regions(
     if mask.sum() < 50:
         return (), 1.0
     felt = np.median(lab[mask], axis=0)
-    # Slow brightness drift (lighting): a normalised blur of the lightness,
-    # done on a much smaller copy since it is smooth anyway.
+    # The felt's colour drifts across the mat with the lighting (a dim pink
+    # felt is less saturated than a bright one): compare each pixel with the
+    # median felt of its neighbourhood, cells larger than a hand so that a
+    # hand does not become its own background.
+    background = _felt_background(lab, mask, felt)
+    local = np.hypot(lab[:, :, 1] - background[:, :, 1], lab[:, :, 2] - background[:, :, 2])
+    local += 0.5 * np.maximum(np.abs(lab[:, :, 0] - background[:, :, 0]) - 10.0, 0.0)
+    # And with the whole mat's felt colour, lightness allowed to drift slowly:
+    # a pixel is not felt only when it differs from both (each model has its
+    # own false alarms: cells at a lighting edge, colour fading in the dim).
     m = mask.astype(np.float32)
     tiny = (max(sw // 8, 4), max(sh // 8, 4))
-    num = cv2.resize(lab[:, :, 0] * m, tiny, interpolation=cv2.INTER_AREA)
-    den = cv2.resize(m, tiny, interpolation=cv2.INTER_AREA)
-    num = cv2.GaussianBlur(num, (0, 0), 1.5)
-    den = cv2.GaussianBlur(den, (0, 0), 1.5)
+    num = cv2.GaussianBlur(
+        cv2.resize(lab[:, :, 0] * m, tiny, interpolation=cv2.INTER_AREA), (0, 0), 1.5
+    )
+    den = cv2.GaussianBlur(cv2.resize(m, tiny, interpolation=cv2.INTER_AREA), (0, 0), 1.5)
     light_tiny = np.where(den > 1e-3, num / np.maximum(den, 1e-3), felt[0]).astype(np.float32)
     light = cv2.resize(light_tiny, (sw, sh), interpolation=cv2.INTER_LINEAR)
-    chroma = np.hypot(lab[:, :, 1] - felt[1], lab[:, :, 2] - felt[2])
-    dl = np.abs(lab[:, :, 0] - light)
-    distance = chroma + 0.5 * np.maximum(dl - 10.0, 0.0)
+    overall = np.hypot(lab[:, :, 1] - felt[1], lab[:, :, 2] - felt[2])
+    overall += 0.5 * np.maximum(np.abs(lab[:, :, 0] - light) - 10.0, 0.0)
+    distance = np.minimum(local, overall)
     not_felt = ((distance > FELT_DISTANCE) & mask).astype(np.uint8)
     weights = context.mm2_per_px_small
     total_area = float(weights[mask].sum())
