@@ -29,6 +29,14 @@ class BadFormatError(ValueError):
     """A game format name that is not known."""
 
 
+class TwoMatsError(ValueError):
+    """The photo shows felt enough for another mat beside the one calibrated."""
+
+
+class NoWinksOnMatError(ValueError):
+    """No wink was found on the mat."""
+
+
 class CalibrationUnavailableError(ValueError):
     """The mat calibration step is not installed in this build."""
 
@@ -51,6 +59,45 @@ def _default_calibrate() -> Callable[[npt.NDArray[np.uint8]], Any]:
             "counted; update winkref"
         ) from None
     return calibrate  # type: ignore[no-any-return]
+
+
+def check_single_mat(image_bgr: npt.NDArray[np.uint8], mat_corners_px: npt.ArrayLike) -> None:
+    """Raise :class:`TwoMatsError` when felt like the mat's covers a mat-sized area elsewhere.
+
+    The calibration finds one mat; counting one of two would silently leave
+    out the other game, so a second felt area at least a third of the first
+    one's size in the photo is refused.
+    """
+    corners = np.asarray(mat_corners_px, dtype=np.float64).reshape(-1, 2)
+    if len(corners) < 3:
+        return
+    small = 4  # work at a quarter size: this is about areas, not edges
+    img = cv2.resize(
+        image_bgr, (image_bgr.shape[1] // small, image_bgr.shape[0] // small), cv2.INTER_AREA
+    )
+    lab = cv2.GaussianBlur(cv2.cvtColor(img, cv2.COLOR_BGR2LAB).astype(np.float32), (0, 0), 2.0)
+    hull = cv2.convexHull((corners / small).astype(np.float32)).astype(np.int32)
+    inside = np.zeros(img.shape[:2], np.uint8)
+    cv2.fillConvexPoly(inside, hull, 1)
+    mat_area = float(inside.sum())
+    if mat_area < 100:
+        return
+    felt = np.median(lab[inside > 0], axis=0)
+    dist = np.linalg.norm(lab - felt, axis=2)
+    # "Like the mat's felt": as close as most of the mat itself is (it has texture and shading).
+    limit = max(8.0, float(np.percentile(dist[inside > 0], 85)))
+    similar = (dist < limit).astype(np.uint8)
+    # Leave a margin round the mat so its own edge and shadow do not count.
+    margin = cv2.dilate(inside, np.ones((15, 15), np.uint8))
+    similar[margin > 0] = 0
+    similar = cv2.morphologyEx(similar, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
+    n, _, stats, _ = cv2.connectedComponentsWithStats(similar, connectivity=8)
+    biggest = max((int(stats[k, cv2.CC_STAT_AREA]) for k in range(1, n)), default=0)
+    if biggest > mat_area / 3:
+        raise TwoMatsError(
+            "the photo seems to show more than one mat (felt like the mat's covers another "
+            f"{100 * biggest / mat_area:.0f}% of its area outside it); photograph one mat at a time"
+        )
 
 
 def colour_counts(board: Board) -> dict[str, dict[str, int]]:
@@ -174,17 +221,17 @@ def run(
     calibration = calibrate(image)
     if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
         raise ValueError(f"cannot find the mat in {str(photo)!r}: {calibration.reason}")
+    corners = getattr(calibration, "corners_image_xy_px", None)
+    if corners is not None:
+        check_single_mat(image, corners)
     from vision.pipeline import analyze_frame
 
     analysis = analyze_frame(image, calibration)
     board = analysis.board
-    if (
-        not board.winks
-        or all(w.status is WinkStatus.UNPLAYED for w in board.winks)
-        and len(analysis.detections) == 0
-    ):
-        raise ValueError(
-            f"no winks found on the mat in {str(photo)!r}; photograph the whole mat from above"
+    if len(analysis.detections) == 0:
+        raise NoWinksOnMatError(
+            f"no winks found on the mat in {str(photo)!r}; nothing can be counted "
+            "(check the light and that the whole mat is in view)"
         )
     tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
     if annotate_path is not None:

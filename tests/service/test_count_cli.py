@@ -126,3 +126,33 @@ def test_bad_input_is_one_clear_line_and_exit_2(
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def _felt_photo(second_mat: bool):
+    """A dark table with one (or two) light felt rectangles; corners of the first."""
+    import numpy as np
+
+    image = np.full((600, 1200, 3), (40, 60, 90), np.uint8)
+    image[100:400, 50:550] = (160, 170, 150)
+    if second_mat:
+        image[150:450, 650:1150] = (160, 170, 150)
+    corners = [(50, 100), (550, 100), (550, 400), (50, 400)]
+    return image, corners
+
+
+@pytest.mark.parametrize(
+    ("second_mat", "refused"),
+    [
+        (False, False),  # one mat on a table: counted
+        (True, True),  # a second mat beside it: refused, not half counted
+    ],
+)
+def test_a_photo_with_two_mats_is_refused(second_mat: bool, refused: bool) -> None:
+    from service.commands.count import TwoMatsError, check_single_mat
+
+    image, corners = _felt_photo(second_mat)
+    if refused:
+        with pytest.raises(TwoMatsError, match="more than one mat"):
+            check_single_mat(image, corners)
+    else:
+        check_single_mat(image, corners)
