@@ -93,8 +93,6 @@ CANDIDATE_CHROMA_STEP = 0.04
 MAX_WINK_RADIUS_MM = 13.0
 #: Least rim score (arc fraction over (0.3 mm + rms residual)) of a wink.
 MIN_RIM_SCORE = 0.55
-#: Largest chromaticity distance from the frame's median wink of a colour.
-MAX_CHROMA_SPREAD = 0.2
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
 EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
@@ -1034,7 +1032,10 @@ def _assemble(
 ) -> WinkDetections:
     circles = fits.circles
     quality = circles.arc_fraction / (0.3 + circles.rms_mm)
-    ok = fits.ok & _typical_colour(rims.wink_colour, colour_index, fits.ok)
+    # Judge the colour only of winks that no other wink touches: a covered
+    # wink's colour is measured from a sliver and mixes with its neighbour's.
+    alone = (fits.occluded_fraction < 0.05) & ~rims.foreign.any(axis=1)
+    ok = fits.ok & (_typical_colour(rims.wink_colour, colour_index, fits.ok) | ~alone)
     # One wink can be seeded twice (two peaks in one blob): keep the better fit.
     kept: list[int] = []
     for m in np.argsort(-quality):
@@ -1101,22 +1102,25 @@ def _assemble(
 def _typical_colour(
     wink_colour: FloatArray, colour_index: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
 ) -> npt.NDArray[np.bool_]:
-    """(n,) whether each wink's chromaticity matches the other winks of its colour.
+    """(n,) whether each wink's colour matches the other winks of its colour.
 
     All winks of a colour share one plastic and one light, so in one frame
-    they agree closely (chromaticity spread about 0.03); a brown pen or an
-    orange board that passed for red or yellow does not. Needs three winks
-    of the colour to judge; fewer pass.
+    their hues agree within a few degrees and their saturations within
+    about a third; a brown pen or an orange board that passed for red or
+    yellow is off in hue *and* greyer. Needs three winks of the colour to
+    judge; fewer pass.
     """
-    chroma = wink_colour / (wink_colour.sum(axis=1, keepdims=True) + 0.3)
+    hue, sat = hue_saturation(wink_colour)
     typical = np.ones(len(wink_colour), dtype=bool)
     for k in np.unique(colour_index[ok]):
         members = ok & (colour_index == k)
         if members.sum() < 3:
             continue
-        median = np.median(chroma[members], axis=0)
-        far = np.linalg.norm(chroma - median, axis=1) > MAX_CHROMA_SPREAD
-        typical &= ~((colour_index == k) & far)
+        mean_hue = np.degrees(np.angle(np.exp(1j * np.radians(hue[members])).mean()))
+        hue_off = np.abs((hue - mean_hue + 180.0) % 360.0 - 180.0)
+        sat_ratio = sat / max(float(np.median(sat[members])), 1e-6)
+        atypical = ((hue_off > 10.0) & (sat_ratio < 0.8)) | (sat_ratio < 0.4)
+        typical &= ~((colour_index == k) & atypical)
     return typical
 
 
