@@ -48,6 +48,9 @@ from vision.status import (
 
 FloatArray = npt.NDArray[np.float64]
 
+LARGE_WINK_RADIUS_MM = WinkSize.LARGE.diameter_mm / 2
+SMALL_WINK_RADIUS_MM = WinkSize.SMALL.diameter_mm / 2
+
 #: A previous frame's wink keeps its id when it is seen within this distance.
 TRACK_RADIUS_MM = 30.0
 
@@ -251,6 +254,8 @@ def assemble_board(
         image_bgr,
         k_sigma=k_sigma,
         exclude=potted,
+        # A relabelled size class may be wrong: its radius could be 3 mm off.
+        extra_sigma_mm=np.where(resized, LARGE_WINK_RADIUS_MM - SMALL_WINK_RADIUS_MM, 0.0),
     )
     mat_xy = squops.mat_xy_mm
     sigma = np.maximum(np.asarray(dets.centre_sigma_mm, float), CENTRE_SIGMA_FLOOR_MM)

@@ -681,6 +681,7 @@ def analyse_squops(
     *,
     k_sigma: float = K_SIGMA,
     exclude: npt.NDArray[np.bool_] | None = None,
+    extra_sigma_mm: npt.ArrayLike | None = None,
 ) -> SquopAnalysis:
     """Call every squop among the detections.
 
@@ -695,6 +696,9 @@ def analyse_squops(
         Separations within ``k_sigma`` standard deviations of zero are flagged.
     exclude : (n,) bool ndarray, optional
         Winks taking no part (e.g. potted ones).
+    extra_sigma_mm : (n,) array_like, optional
+        More uncertainty of each wink's outline, added in quadrature: e.g. a
+        size class in doubt (a radius 3 mm off).
 
     Returns
     -------
@@ -719,6 +723,8 @@ def analyse_squops(
         np.maximum(np.asarray(detections.centre_sigma_mm, dtype=float), CENTRE_SIGMA_FLOOR_MM),
         MODEL_SIGMA_MM,
     )
+    if extra_sigma_mm is not None:
+        sigma_centre = np.hypot(sigma_centre, np.asarray(extra_sigma_mm, dtype=float))
     active = np.ones(n, bool) if exclude is None else ~np.asarray(exclude, bool)
 
     tree = cKDTree(plan_flat)
