@@ -170,3 +170,17 @@ def test_a_cycle_of_upper_calls_loses_its_weakest_link() -> None:
 def test_piles_join_winks_through_squops() -> None:
     # 0 on 1 on 2 is one pile; 3 on 4 another; 5 alone.
     assert pile_ids(6, [(0, 1), (1, 2), (3, 4)]).tolist() == [1, 1, 1, 2, 2, 0]
+
+
+def test_a_doubtful_size_class_widens_the_band_of_uncertain_calls() -> None:
+    camera = overhead_camera()
+    winks = [
+        SceneWink(Colour.BLUE, WinkSize.LARGE, 0.0, 100.0),
+        SceneWink(Colour.RED, WinkSize.SMALL, 22.0, 100.0),  # 3 mm gap
+    ]
+    dets = detections_for(camera, winks, centre_sigma_mm=0.2)
+    image = render(camera, winks)
+    (sure,) = analyse_squops(dets, camera, image).calls
+    (doubtful,) = analyse_squops(dets, camera, image, extra_sigma_mm=[3.0, 0.0]).calls
+    assert not sure.squop and not sure.uncertain
+    assert not doubtful.squop and doubtful.uncertain
