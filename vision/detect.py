@@ -93,6 +93,8 @@ CANDIDATE_CHROMA_STEP = 0.04
 MAX_WINK_RADIUS_MM = 13.0
 #: Least rim score (arc fraction over (0.3 mm + rms residual)) of a wink.
 MIN_RIM_SCORE = 0.55
+#: The same, for a wink on the table off the mat.
+MIN_RIM_SCORE_OFF_MAT = 1.0
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
 EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
@@ -1036,6 +1038,11 @@ def _assemble(
     # wink's colour is measured from a sliver and mixes with its neighbour's.
     alone = (fits.occluded_fraction < 0.05) & ~rims.foreign.any(axis=1)
     ok = fits.ok & (_typical_colour(rims.wink_colour, colour_index, fits.ok) | ~alone)
+    # Off the mat, among pens, phones and mugs, a wink must show a clean
+    # round rim: winks that went off lie alone on the table.
+    off_mat = plane_z < 0.0
+    score = circles.arc_fraction / (0.3 + circles.rms_mm)
+    ok &= ~off_mat | (score >= MIN_RIM_SCORE_OFF_MAT)
     # One wink can be seeded twice (two peaks in one blob): keep the better fit.
     kept: list[int] = []
     for m in np.argsort(-quality):
