@@ -133,12 +133,17 @@ def usable_winks(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]:
 
 
 def rectify(
-    winks: tuple[CloseupWink, ...], image_wh: tuple[int, int], hfov_deg: float = DEFAULT_HFOV_DEG
+    winks: tuple[CloseupWink, ...],
+    image_wh: tuple[int, int],
+    hfov_deg: float = DEFAULT_HFOV_DEG,
+    *,
+    known_sizes: dict[str, float] | None = None,
 ) -> tuple[MatPlane, tuple[CloseupWink, ...], list[float]]:
     """The mat plane from the winks' circles, the winks that agree with it, and their sizes.
 
     Winks whose rectified radius fits neither 8 nor 11 mm (a false detection,
-    or a strongly tilted wink) are dropped and the plane fitted again.
+    or a strongly tilted wink) are dropped and the plane fitted again. With
+    ``known_sizes`` (diameter by wink id) the sizes are not guessed again.
     """
     intr = PinholeIntrinsics.from_hfov(image_wh[0], image_wh[1], hfov_deg)
     winks = _consistent_sizes(winks)
@@ -147,6 +152,16 @@ def rectify(
         chosen = list(winks[:4])
     if not chosen:
         raise RectificationError("no wink rim is seen well enough to rectify the mat plane")
+    if known_sizes is not None:
+        chosen = [w for w in chosen if w.id in known_sizes] or chosen
+        if all(w.id in known_sizes for w in chosen):
+            plane = estimate_plane(
+                intr,
+                [w.rim_image_px for w in chosen],
+                diameters_mm=[known_sizes[w.id] for w in chosen],
+            )
+            kept = tuple(w for w in winks if w.id in known_sizes)
+            return plane, kept, [known_sizes[w.id] for w in kept]
     plane = estimate_plane(intr, [w.rim_image_px for w in chosen])
     for _ in range(2):
         radii = np.array([fit_wink_circle(plane, w.rim_image_px)[1] for w in chosen])
@@ -525,15 +540,26 @@ def review_photo(
     sigma_fit = float(np.std(boots)) if boots else 0.0
     # Uncertainty 2: the focal length is a guess; the plane adapts to it.
     by_fov = [overlap]
+    notes_fov: list[str] = []
     for hfov in HFOV_RANGE_DEG:
         try:
-            p2, _, _ = rectify(winks, (width, height), hfov)
+            p2, _, _ = rectify(
+                winks,
+                (width, height),
+                hfov,
+                known_sizes={w.id: d for w, d in zip(winks, sizes, strict=True)},
+            )
         except RectificationError:
+            continue
+        if abs(p2.tilt_deg - plane.tilt_deg) > 8.0:
+            # The fit fell into the other tilt (the mirror solution of a
+            # circle's pose), not a nearby answer for a nearby focal length.
+            notes_fov.append(f"the plane fit for a {hfov:.0f} degree lens was unstable")
             continue
         by_fov.append(_overlap_estimate(p2, a, b, da, db, top, rests_elsewhere)[0])
     # One step of 6 degrees either side of the default: the spread is that change.
     sigma_fov = float(np.ptp(by_fov)) if len(by_fov) > 1 else 0.0
-    notes = [why]
+    notes = [why, *notes_fov]
     # Uncertainty 3: all winks one size -> the scale could be off by 22/16.
     sigma_size = 0.0
     if len(set(sizes)) == 1:
