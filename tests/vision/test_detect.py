@@ -55,7 +55,22 @@ def _camera() -> CameraModel:
     )
 
 
-def _render(camera: CameraModel, discs: list[Disc], seed: int = 0) -> np.ndarray:
+@dataclass(frozen=True)
+class Pen:
+    """A capsule lying on the table: from (x0, y0) to (x1, y1), this wide."""
+
+    x0_mm: float
+    y0_mm: float
+    x1_mm: float
+    y1_mm: float
+    width_mm: float
+    bgr: tuple[float, float, float]
+    top_z_mm: float = 5.0
+
+
+def _render(
+    camera: CameraModel, discs: list[Disc], seed: int = 0, pens: tuple[Pen, ...] = ()
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     width, height = camera.image_size_wh
     image = np.empty((height, width, 3), np.float32)
@@ -85,6 +100,21 @@ def _render(camera: CameraModel, discs: list[Disc], seed: int = 0) -> np.ndarray
         patch[:] = (
             patch * (1 - cover[..., None]) + np.array(disc.bgr, np.float32) * cover[..., None]
         )
+    for pen in pens:
+        ends = camera.mat_to_image(
+            [[pen.x0_mm, pen.y0_mm, pen.top_z_mm], [pen.x1_mm, pen.y1_mm, pen.top_z_mm]]
+        )
+        c0, r0 = (ends.min(axis=0) - 20).astype(int)
+        c1, r1 = (ends.max(axis=0) + 20).astype(int)
+        cols, rows = np.meshgrid(np.arange(c0, c1), np.arange(r0, r1))
+        mat_xy = camera.image_to_mat(np.column_stack([cols.ravel(), rows.ravel()]), pen.top_z_mm)
+        start = np.array([pen.x0_mm, pen.y0_mm])
+        along = np.array([pen.x1_mm - pen.x0_mm, pen.y1_mm - pen.y0_mm])
+        t = np.clip((mat_xy - start) @ along / (along @ along), 0.0, 1.0)
+        dist = np.linalg.norm(mat_xy - (start + t[:, None] * along), axis=1)
+        cover = np.clip((pen.width_mm / 2 - dist) / mm_per_px + 0.5, 0.0, 1.0).reshape(cols.shape)
+        patch = image[r0:r1, c0:c1]
+        patch[:] = patch * (1 - cover[..., None]) + np.array(pen.bgr, np.float32) * cover[..., None]
     image = cv2.GaussianBlur(image, (0, 0), 0.7)
     image += rng.normal(0, 2.5, image.shape).astype(np.float32)
     return np.clip(image, 0, 255).astype(np.uint8)
@@ -124,10 +154,14 @@ EXPECTED = [
 ]
 
 
+# A brown pen on the table, between red and yellow in hue.
+PEN = Pen(940.0, 150.0, 1000.0, 330.0, 9.0, (30.0, 65.0, 110.0))
+
+
 @pytest.fixture(scope="module")
 def scene() -> tuple[CameraModel, np.ndarray, WinkDetections]:
     camera = _camera()
-    image = _render(camera, [*ISOLATED, LOWER, UPPER, *TOUCHING, OFF, SQUIDGER])
+    image = _render(camera, [*ISOLATED, LOWER, UPPER, *TOUCHING, OFF, SQUIDGER], pens=(PEN,))
     return camera, image, detect_winks(image, camera)
 
 
@@ -196,6 +230,48 @@ def test_squidger_is_not_a_wink(scene) -> None:
     _, _, found = scene
     dist = np.hypot(found.mat_xy_mm[:, 0] - SQUIDGER.x_mm, found.mat_xy_mm[:, 1] - SQUIDGER.y_mm)
     assert (dist > SQUIDGER.radius_mm + 5).all()
+
+
+def test_pen_on_the_table_is_not_a_wink(scene) -> None:
+    _, _, found = scene
+    on_pen = (found.mat_xy_mm[:, 0] > PEN.x0_mm - 15) & (found.mat_xy_mm[:, 1] > PEN.y0_mm - 15)
+    assert not on_pen.any()
+
+
+def test_covered_wink_reports_its_hidden_rim(scene) -> None:
+    _, _, found = scene
+    lower, upper = _match(found, LOWER), _match(found, UPPER)
+    assert found.rim_occluded_fraction is not None
+    assert found.rim_occluded_fraction[lower] > 0.1
+    assert found.rim_occluded_fraction[upper] < found.rim_occluded_fraction[lower]
+    assert found.size_confidence is not None
+    assert ((found.size_confidence >= 0) & (found.size_confidence <= 1)).all()
+
+
+def test_filtering_keeps_the_optional_fields_parallel(scene) -> None:
+    _, _, found = scene
+    some = found[found.colour == Colour.BLUE]
+    assert len(some) == 3
+    assert some.rim_occluded_fraction is not None
+    assert some.rim_occluded_fraction.shape == (3,)
+    assert len(some.rim_image_px) == 3
+
+
+def test_optional_field_of_the_wrong_length_is_refused(scene) -> None:
+    _, _, found = scene
+    with pytest.raises(ValueError, match="rim_occluded_fraction must have shape"):
+        WinkDetections(
+            image_xy_px=found.image_xy_px,
+            mat_xy_mm=found.mat_xy_mm,
+            z_mm=found.z_mm,
+            radius_mm=found.radius_mm,
+            colour=found.colour,
+            size=found.size,
+            confidence=found.confidence,
+            rim_visible_fraction=found.rim_visible_fraction,
+            centre_sigma_mm=found.centre_sigma_mm,
+            rim_occluded_fraction=np.zeros(len(found) + 1),
+        )
 
 
 def test_image_centres_project_from_mat_centres(scene) -> None:
