@@ -11,15 +11,21 @@ import numpy.typing as npt
 
 from calibration.camera import CameraModel
 from calibration.colour import CLOCKWISE, read_corner_colours
-from calibration.fit import MAT_CORNERS_MM, baseline_segment_mm, mapping_sigma_mm
+from calibration.fit import (
+    MAT_CORNERS_MM,
+    TooFewPointsError,
+    baseline_segment_mm,
+    mapping_sigma_mm,
+)
 from calibration.mat import (
     MIN_IMAGE_SIDE_PX,
     CalibrationFailure,
     FailureReason,
     _clockwise,
-    find_mat_quad,
+    find_mat_quads,
 )
 from calibration.pipeline import PipelineResult, fit_from_outline, image_lab_float
+from calibration.pot import find_pot_rim
 from calibration.result import (
     BadCornersError,
     BaselineResult,
@@ -36,6 +42,8 @@ UInt8Array = npt.NDArray[np.uint8]
 
 #: A fit whose points miss their lines by more than this (RMS, px) is rejected.
 MAX_RMS_PX = 2.0
+#: A fit whose mapping is uncertain by more than this (one sigma, mm) is rejected.
+MAX_MAPPING_SIGMA_MM = 5.0
 #: Fewer edge points than this fraction of those sampled means the edges were not seen.
 MIN_EDGE_FRACTION = 0.35
 
@@ -119,7 +127,15 @@ def _fit(
     *,
     manual: bool = False,
 ) -> MatFit | CalibrationFailure:
-    result = fit_from_outline(image_bgr, outline_px, dist_coeffs=dist_coeffs)
+    try:
+        result = fit_from_outline(image_bgr, outline_px, dist_coeffs=dist_coeffs)
+    except TooFewPointsError as exc:
+        return CalibrationFailure(
+            FailureReason.FIT_FAILED,
+            f"no mat found: the mat's edges were not seen along the "
+            f"{'given' if manual else 'found'} outline ({exc}); make sure the whole mat is "
+            "in view and sharp, or give the four corners by hand",
+        )
     fit = result.fit
     rms = float(np.sqrt(np.mean(fit.residual_px**2))) if len(fit.residual_px) else np.inf
     if result.edge_found_fraction < MIN_EDGE_FRACTION or rms > MAX_RMS_PX:
@@ -133,6 +149,14 @@ def _fit(
             f"no mat found: the mat's edges were not seen along the "
             f"{'given' if manual else 'found'} outline (edge points seen: "
             f"{result.edge_found_fraction:.0%}, RMS {rms:.1f} px); {advice}",
+        )
+    sigma = mapping_sigma_mm(fit)
+    if not np.isfinite(sigma) or sigma > MAX_MAPPING_SIGMA_MM:
+        return CalibrationFailure(
+            FailureReason.FIT_FAILED,
+            f"no mat found: the {'given' if manual else 'found'} outline does not pin down a "
+            f"camera (mapping uncertain by {sigma:.0f} mm); make sure the whole mat and its "
+            "baselines are in view, or give the four corners by hand",
         )
     corners = fit.camera.mat_to_image(MAT_CORNERS_MM)
     h, w = image_bgr.shape[:2]
@@ -171,10 +195,29 @@ def find_mat(image_bgr: UInt8Array) -> MatFit | CalibrationFailure:
             f"the image is {w}x{h} pixels; calibration needs at least {MIN_IMAGE_SIDE_PX} "
             "pixels on each side",
         )
-    quad = find_mat_quad(image_bgr)
-    if isinstance(quad, CalibrationFailure):
-        return quad
-    return _fit(image_bgr, quad.corners_image_xy_px, None)
+    return _auto_fit(image_bgr, None)
+
+
+def _auto_fit(image_bgr: UInt8Array, dist_coeffs: FloatArray | None) -> MatFit | CalibrationFailure:
+    """Try the few best outlines in turn; the first that fits a camera is the mat."""
+    found = find_mat_quads(image_bgr)
+    if isinstance(found, CalibrationFailure):
+        return found
+    quads, partial_in_view = found
+    first: CalibrationFailure | None = None
+    for quad in quads:
+        fitted = _fit(image_bgr, quad.corners_image_xy_px, dist_coeffs)
+        if isinstance(fitted, MatFit):
+            return fitted
+        first = first or fitted
+    if partial_in_view:
+        return CalibrationFailure(
+            FailureReason.MAT_PARTLY_OUT_OF_FRAME,
+            "the mat runs out of the picture: no whole mat fits a camera, and the felt "
+            "reaches the image border; move the camera back or zoom out until the whole "
+            "mat and some table show",
+        )
+    return first if first is not None else CalibrationFailure(FailureReason.NO_MAT, "no mat found")
 
 
 def _parse_corners(corners: object, size_wh: tuple[int, int]) -> FloatArray:
@@ -249,15 +292,12 @@ def calibrate(
     if dist is not None and dist.shape == (4,):
         dist = np.append(dist, 0.0)
     if corners_image_px is None:
-        quad = find_mat_quad(image)
-        if isinstance(quad, CalibrationFailure):
-            raise _error_for(quad)
-        outline = quad.corners_image_xy_px
+        mat = _auto_fit(image, dist)
         method = "auto"
     else:
         outline = _parse_corners(corners_image_px, (w, h))
         method = "manual-corners"
-    mat = _fit(image, outline, dist, manual=method == "manual-corners")
+        mat = _fit(image, outline, dist, manual=True)
     if isinstance(mat, CalibrationFailure):
         raise _error_for(mat)
     return _finish(image, mat, method)
@@ -318,4 +358,5 @@ def _finish(image: UInt8Array, mat: MatFit, method: str) -> Calibration:
         image_size_wh=(image.shape[1], image.shape[0]),
         method=method,
         corners_mm=colour_corners,
+        pot=find_pot_rim(image_lab, camera),
     )

@@ -71,13 +71,20 @@ def sample_curve(
     return CurveSamples(pts_px, normal)
 
 
-def _profiles(
-    image_lab: npt.NDArray[np.float32], curve: CurveSamples, half_width_px: float
+def profiles(
+    image_lab: npt.NDArray[np.float32],
+    curve: CurveSamples,
+    half_width_px: float,
+    along_px: tuple[float, ...] = ALONG_PX,
 ) -> tuple[FloatArray, FloatArray]:
-    """Colour profiles across the curve: offsets (M,) and values (N, M, 3)."""
+    """Colour profiles across the curve: offsets (M,) and values (N, M, 3).
+
+    Each profile is the mean of parallel profiles shifted by ``along_px`` along
+    the curve's tangent (keep them short on tight curves).
+    """
     offsets = np.arange(-half_width_px, half_width_px + 1e-9, STEP_PX)
     tangent = np.stack([curve.normal_xy[:, 1], -curve.normal_xy[:, 0]], axis=1)
-    along = np.asarray(ALONG_PX)
+    along = np.asarray(along_px)
     # Shape (N, A, M, 2): point + a * tangent + u * normal.
     pts = (
         curve.image_xy_px[:, None, None, :]
@@ -125,7 +132,7 @@ def step_points(
     found : (N,) ndarray of bool
         False where the profile has no clear step (occluded, off the image).
     """
-    offsets, values = _profiles(image_lab, curve, half_width_px)
+    offsets, values = profiles(image_lab, curve, half_width_px)
     valid = np.all(np.isfinite(values), axis=(1, 2))
     k = max(2, len(offsets) // 6)
     # The felt/table colour difference is the same along one edge: project every
@@ -172,7 +179,7 @@ def ridge_points(
         Median lightness difference between the line and the felt around it
         (positive for a light line), in Lab L units (0-255 scale).
     """
-    offsets, values = _profiles(image_lab, curve, half_width_px)
+    offsets, values = profiles(image_lab, curve, half_width_px)
     valid = np.all(np.isfinite(values), axis=(1, 2))
     light = np.asarray(
         cv2.GaussianBlur(np.nan_to_num(values[:, :, 0]), (0, 0), sigmaX=1.0, sigmaY=0.01),

@@ -55,6 +55,14 @@ PRIOR_EDGE_OFFSET_SIGMA_MM = 1.5
 HUBER_PX = 0.7
 
 
+class TooFewPointsError(ValueError):
+    """Too few edge points to fit a camera to."""
+
+
+#: Fewer observations than this cannot pin down the camera's 11 parameters.
+MIN_OBSERVATIONS = 15
+
+
 @dataclass(frozen=True)
 class LineOnMat:
     """The mat line ``normal . p = offset`` (mat mm) and a name for reports."""
@@ -327,6 +335,10 @@ def fit_camera(
     rounds : int
         Reweighting rounds (Huber); 1 is plain least squares.
     """
+    if len(obs) < MIN_OBSERVATIONS:
+        raise TooFewPointsError(
+            f"only {len(obs)} edge points were found; at least {MIN_OBSERVATIONS} are needed"
+        )
     size_wh = initial.image_size_wh
     p0 = _params_from_camera(initial)
     free = np.ones(N_PARAMS, bool)

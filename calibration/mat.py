@@ -202,13 +202,6 @@ def _merge_segments(segs: FloatArray, min_total_px: float) -> list[_Line]:
     return lines
 
 
-def _intersect(a: _Line, b: _Line) -> FloatArray | None:
-    m = np.array([a.normal, b.normal])
-    if abs(np.linalg.det(m)) < 1e-6:
-        return None
-    return np.asarray(np.linalg.solve(m, np.array([a.rho, b.rho])), np.float64)
-
-
 def _support_profile(
     line: _Line, theta_map: FloatArray, strength_map: FloatArray, edge_level: float
 ) -> tuple[FloatArray, FloatArray]:
@@ -275,6 +268,24 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
     -------
     MatQuad or CalibrationFailure
     """
+    found = find_mat_quads(image_bgr, max_count=1)
+    if isinstance(found, CalibrationFailure):
+        return found
+    return found[0][0]
+
+
+def find_mat_quads(
+    image_bgr: UInt8Array, *, max_count: int = 3
+) -> tuple[tuple[MatQuad, ...], bool] | CalibrationFailure:
+    """The best few outlines that could be the mat, best first.
+
+    Returns
+    -------
+    (quads, partial_in_view) or CalibrationFailure
+        ``partial_in_view`` says whether a uniform region running out of the
+        picture was also seen: if none of the quads fits a camera, the mat is
+        probably only partly in view.
+    """
     h_full, w_full = image_bgr.shape[:2]
     if min(h_full, w_full) < MIN_IMAGE_SIDE_PX:
         return CalibrationFailure(
@@ -328,6 +339,22 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
         )
         pairs.append((i, j, float(mean2 / 2)))
 
+    # Every pairwise intersection once (Cramer's rule), NaN for parallel lines,
+    # and its position along each line.
+    normals = np.array([ln.normal for ln in all_lines])
+    rhos = np.array([ln.rho for ln in all_lines])
+    det = normals[:, None, 0] * normals[None, :, 1] - normals[:, None, 1] * normals[None, :, 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross_x = (rhos[:, None] * normals[None, :, 1] - normals[:, None, 1] * rhos[None, :]) / det
+        cross_y = (normals[:, None, 0] * rhos[None, :] - rhos[:, None] * normals[None, :, 0]) / det
+    parallel = np.abs(det) < 1e-6
+    cross_x[parallel] = np.nan
+    cross_y[parallel] = np.nan
+    crossing = np.stack([cross_x, cross_y], axis=2)
+    directions = np.array([ln.direction for ln in all_lines])
+    feet = normals * rhos[:, None]
+    along = np.einsum("ijk,ik->ij", crossing - feet[:, None, :], directions)
+
     candidates = []
     for (i, j, ta), (k, m, tb) in itertools.combinations(pairs, 2):
         if len({i, j, k, m}) < 4:
@@ -335,11 +362,9 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
         dfam = abs((ta - tb + np.pi / 2) % np.pi - np.pi / 2)
         if dfam < np.deg2rad(25):
             continue
-        li, lj, lk, lm = (all_lines[q] for q in (i, j, k, m))
-        corners = [_intersect(li, lk), _intersect(lk, lj), _intersect(lj, lm), _intersect(lm, li)]
-        if any(c is None for c in corners):
+        quad = crossing[[i, k, j, m], [k, j, m, i]]
+        if not np.all(np.isfinite(quad)):
             continue
-        quad = np.array(corners, np.float64)
         if np.any(quad < -1.5) or np.any(quad[:, 0] > w + 0.5) or np.any(quad[:, 1] > h + 0.5):
             continue
         hull = cv2.convexHull(quad.astype(np.float32), returnPoints=False)
@@ -357,12 +382,7 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
         sides = ((i, k, m), (k, i, j), (j, k, m), (m, i, j))
         support = []
         for line_idx, e1, e2 in sides:
-            ln = all_lines[line_idx]
-            p1 = _intersect(ln, all_lines[e1])
-            p2 = _intersect(ln, all_lines[e2])
-            assert p1 is not None and p2 is not None  # checked above
-            p0 = ln.normal * ln.rho
-            t1, t2 = float((p1 - p0) @ ln.direction), float((p2 - p0) @ ln.direction)
+            t1, t2 = float(along[line_idx, e1]), float(along[line_idx, e2])
             support.append(_side_support(*profiles[line_idx], t1, t2))
         s = np.array(support)
         if s.min() < 0.5:
@@ -403,8 +423,9 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
 
     # A whole mat in view beats any explanation that needs the image border.
     whole = uniform_ones(use_border=False, limit=60)
+    partial_in_view = bool(uniform_ones(use_border=True, limit=1))
     if not whole:
-        if uniform_ones(use_border=True, limit=1):
+        if partial_in_view:
             return CalibrationFailure(
                 FailureReason.MAT_PARTLY_OUT_OF_FRAME,
                 "the mat runs out of the picture: not all four of its edges are in view; "
@@ -426,14 +447,18 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
         if not inner:
             break
         best = inner[0]
-    _, quad, s, uni, felt = best
-    quad = _clockwise(quad)
-    return MatQuad(
-        corners_image_xy_px=(quad + 0.5) / scale - 0.5,
-        side_support=s,
-        uniformity=uni,
-        felt_lab=felt,
-    )
+    ranked = [best] + [c for c in whole if c is not best]
+    chosen: list[MatQuad] = []
+    for _, quad, s, uni, felt in ranked:
+        full = (_clockwise(quad) + 0.5) / scale - 0.5
+        if any(np.abs(q.corners_image_xy_px - full).max() < 3.0 / scale for q in chosen):
+            continue
+        chosen.append(
+            MatQuad(corners_image_xy_px=full, side_support=s, uniformity=uni, felt_lab=felt)
+        )
+        if len(chosen) >= max_count:
+            break
+    return tuple(chosen), partial_in_view
 
 
 def _nested_mat(

@@ -147,7 +147,9 @@ def _quick_fit(
     """A first fit to the edges alone, and how many baselines it then finds."""
     wide = max(8.0, max(camera.image_size_wh) / 150)
     obs, _ = _edge_observations(image_lab, camera, wide)
-    obs = obs.subset(np.arange(len(obs)) % 3 == 0)
+    if len(obs) > 300:
+        # Enough to choose between the hypotheses; the refinement uses them all.
+        obs = obs.subset(np.arange(len(obs)) % 3 == 0)
     # A small budget: the wrong hypothesis (long and short sides swapped) would
     # otherwise spend hundreds of evaluations failing to converge.
     fit = fit_camera(

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from calibration.camera import CameraModel
 from calibration.colour import ColourReference
+from calibration.pot import PotFit
 from rules.board import Colour
 
 FloatArray = npt.NDArray[np.float64]
@@ -100,6 +101,9 @@ class Calibration:
     corners_mm : dict of Colour to (x, y), or None
         Which mat corner belongs to which colour (rule 5.2), canonical frame;
         None when the orientation is unknown.
+    pot : PotFit or None
+        The pot's top rim as found (rule 2.4), a check of the camera: its
+        centre should be at the mat's centre. Not used in the fit.
     """
 
     camera: CameraModel
@@ -115,6 +119,7 @@ class Calibration:
     image_size_wh: tuple[int, int]
     method: str = "auto"
     corners_mm: dict[Colour, tuple[float, float]] | None = None
+    pot: PotFit | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         """The calibration file's JSON form."""
@@ -145,6 +150,15 @@ class Calibration:
             "corners_mm": None
             if self.corners_mm is None
             else {c.value: list(xy) for c, xy in self.corners_mm.items()},
+            "pot": None
+            if self.pot is None
+            else {
+                "found": self.pot.found,
+                "centre_mm": None if not self.pot.found else self.pot.centre_mm.tolist(),
+                "radius_mm": None if not self.pot.found else self.pot.radius_mm,
+                "rms_mm": None if not self.pot.found else self.pot.rms_mm,
+                "found_fraction": self.pot.found_fraction,
+            },
         }
 
     @classmethod
@@ -190,6 +204,21 @@ class Calibration:
                 corners_mm=None
                 if data.get("corners_mm") is None
                 else {Colour(k): (float(v[0]), float(v[1])) for k, v in data["corners_mm"].items()},
+                pot=_pot_from_json(data.get("pot")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise CalibrationError(f"{where}: malformed calibration file ({exc!r})") from None
+
+
+def _pot_from_json(data: Mapping[str, Any] | None) -> PotFit | None:
+    if data is None:
+        return None
+    if not data["found"]:
+        return PotFit.not_found(float(data["found_fraction"]))
+    return PotFit(
+        True,
+        np.asarray(data["centre_mm"], np.float64),
+        float(data["radius_mm"]),
+        float(data["rms_mm"]),
+        float(data["found_fraction"]),
+    )

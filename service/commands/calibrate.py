@@ -111,6 +111,15 @@ def describe(cal: Calibration) -> str:
         f"{cal.reprojection_rms_mm:.2f} mm on the mat",
         f"mapping uncertainty: up to {cal.mapping_sigma_mm:.2f} mm (one sigma, over the mat)",
     ]
+    if cal.pot is not None and cal.pot.found:
+        x, y = cal.pot.centre_mm
+        lines.append(
+            f"pot: top rim found {np.hypot(x, y):.1f} mm from the mat's centre "
+            f"(at {x:+.1f}, {y:+.1f} mm; rule 2.4 puts it at the centre), "
+            f"rim radius {cal.pot.radius_mm:.1f} mm"
+        )
+    else:
+        lines.append("pot: top rim not found (clear or low-contrast pot, or hidden)")
     if cal.orientation_known and cal.corners_mm is not None:
         corners = ", ".join(
             f"{c.value} ({x:+.0f}, {y:+.0f})" for c, (x, y) in cal.corners_mm.items()

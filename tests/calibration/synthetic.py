@@ -62,15 +62,19 @@ def render_mat(
     felt_bgr: tuple[int, int, int] = (150, 135, 120),
     table_bgr: tuple[int, int, int] = (90, 120, 160),
     line_bgr: tuple[int, int, int] = (235, 235, 235),
+    pot_bgr: tuple[int, int, int] | None = None,
     seed: int = 0,
+    supersample: int = 2,
 ) -> npt.NDArray[np.uint8]:
     """The image ``camera`` would take of a mat with baselines and unplayed winks.
 
     ``blue_corner_mm`` puts two winks of each colour behind each baseline, blue at
     that corner and the others clockwise (rule 5.2); None leaves the corners empty.
+    ``pot_bgr`` stands a pot (rule 2.4: 38 mm high, 38 mm across the base, 48 mm
+    across the top) at the centre: its top face in that colour, its wall darker.
     """
     w, h = camera.image_size_wh
-    ss = 2
+    ss = supersample
     xs = (np.arange(w * ss) + 0.5) / ss - 0.5
     ys = (np.arange(h * ss) + 0.5) / ss - 0.5
     gx, gy = np.meshgrid(xs, ys)
@@ -101,6 +105,21 @@ def render_mat(
                 centre = d * (BASELINE_DISTANCE_MM + 45) + side * 25 * k
                 disc = (x - centre[0]) ** 2 + (y - centre[1]) ** 2 < 11.0**2
                 img[disc] = WINK_BGR[colour]
+    if pot_bgr is not None:
+        # The pot's wall: the ray passes inside the cone between base and top.
+        near = (
+            np.linalg.norm(camera.image_to_mat(np.stack([gx.ravel(), gy.ravel()], 1), 19.0), axis=1)
+            < 80
+        )
+        idx = np.flatnonzero(near)
+        pts = np.stack([gx.ravel()[idx], gy.ravel()[idx]], axis=1)
+        wall = np.zeros(len(idx), bool)
+        for z in np.linspace(0.0, 38.0, 39):
+            r = np.linalg.norm(camera.image_to_mat(pts, z), axis=1)
+            wall |= r <= 19.0 + 5.0 * z / 38.0
+        img[idx[wall]] = np.asarray(pot_bgr) * 0.6
+        top = np.linalg.norm(camera.image_to_mat(pts, 38.0), axis=1) <= 24.0
+        img[idx[top]] = pot_bgr
     big = img.reshape(h * ss, w * ss, 3).astype(np.float32)
     small = cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
     rng = np.random.default_rng(seed)

@@ -37,7 +37,7 @@ def _mapping_error_mm(cal: Calibration, truth, *, turned: bool = False) -> np.nd
 def overhead():
     # Webcam 1.7 m up, a little off-centre, blue-grey felt, blue's corner at (-x, +y).
     truth = look_at_camera(SIZE_WH, (250.0, -300.0, 1700.0))
-    return truth, render_mat(truth)
+    return truth, render_mat(truth, pot_bgr=(235, 235, 235))
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +57,14 @@ def test_overhead_distortion_and_baselines_are_found(overhead_cal) -> None:
     assert overhead_cal.camera.dist_coeffs[0] == pytest.approx(-0.08, abs=0.02)
     assert all(b.found for b in overhead_cal.baselines)
     assert overhead_cal.reprojection_rms_px < 0.5
+
+
+def test_the_pot_rim_is_found_at_the_centre_and_48_mm_across(overhead_cal) -> None:
+    pot = overhead_cal.pot
+    assert pot is not None and pot.found
+    # Rule 2.4: at the centre, 48 mm across the top; 1 mm is a third of a pixel here.
+    assert np.hypot(*pot.centre_mm) < 1.0
+    assert pot.radius_mm == pytest.approx(24.0, abs=1.0)
 
 
 def test_corner_winks_fix_blue_at_its_corner(overhead_cal) -> None:

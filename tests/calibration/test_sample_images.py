@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from calibration import calibrate, load_image
+from calibration import Calibration, calibrate, load_image
 from calibration.fit import MAT_CORNERS_MM
 from rules.board import Colour
 from tools.groundtruth import load_scene, to_canonical_frame
@@ -22,6 +23,11 @@ GRID_MM = np.stack(
 )
 
 
+@cache
+def _calibrated(stem: str) -> Calibration:
+    return calibrate(load_image(SAMPLES / f"{stem}.jpg"))
+
+
 @pytest.mark.parametrize(
     ("stem", "max_mm"),
     [
@@ -32,7 +38,7 @@ GRID_MM = np.stack(
 )
 def test_mapping_meets_the_target_and_orientation_is_right(stem: str, max_mm: float) -> None:
     scene = to_canonical_frame(load_scene(SAMPLES / f"{stem}.json"))
-    cal = calibrate(load_image(SAMPLES / f"{stem}.jpg"))
+    cal = _calibrated(stem)
     ours = cal.camera.image_to_mat(scene.camera.mat_to_image(GRID_MM))
     if not cal.orientation_known:
         # Compare with the better of the two half-turn options.
