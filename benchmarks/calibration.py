@@ -10,9 +10,12 @@ For each overhead/oblique/start image: run :func:`calibration.calibrate`, then
   canonical frame (blue's corner at y > 0). When our orientation is unknown the
   better of the two half-turn options is compared, and orientation correctness
   is reported separately;
-- time per image (wall clock, including reading nothing: the image is loaded first).
+- the pot's top rim (rule 2.4), when found: how far from the mat's centre we
+  put it, mm (a check of the camera: the rule puts the pot at the centre);
+- time per image (wall clock, calibration only: the image is loaded first).
 
-Closeups are skipped (their mat edges are not in view) and listed as such.
+Closeups are skipped (their mat edges are not in view) and listed as such;
+``nomat`` and ``partial`` scenes must be refused with the right error.
 
 Usage::
 
@@ -38,6 +41,8 @@ from tools.groundtruth import load_scene, to_canonical_frame  # noqa: E402
 
 DEFAULT_DIRS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
 MEASURED_PROFILES = ("overhead", "oblique", "start")
+#: Scenes calibration must refuse, with the error it must give.
+REJECTED_PROFILES = {"nomat": "NoMatFoundError", "partial": "MatPartlyOutOfFrameError"}
 
 
 def _grid_mm() -> np.ndarray:
@@ -77,6 +82,9 @@ def measure(image_path: Path) -> dict[str, object]:
         "rms_px": cal.reprojection_rms_px,
         "sigma_mm": cal.mapping_sigma_mm,
         "baselines_found": sum(b.found for b in cal.baselines),
+        "pot_offset_mm": float(np.hypot(*cal.pot.centre_mm))
+        if cal.pot is not None and cal.pot.found
+        else float("nan"),
     }
 
 
@@ -85,11 +93,13 @@ def main(argv: list[str]) -> int:
     for directory in dirs:
         images = sorted(directory.glob("*.jpg"))
         measured = [p for p in images if p.name.startswith(MEASURED_PROFILES)]
-        skipped = [p.name for p in images if p not in measured]
+        rejected = [p for p in images if p.name.startswith(tuple(REJECTED_PROFILES))]
+        skipped = [p.name for p in images if p not in measured and p not in rejected]
         print(f"\n## {directory}  ({len(measured)} measured; skipped: {', '.join(skipped) or '-'})")
         print(
             f"{'image':24s} {'corner px':>9s} {'map med mm':>10s} {'map max mm':>10s} "
-            f"{'orient':>12s} {'rms px':>6s} {'sigma mm':>8s} {'BL':>2s} {'time s':>6s}"
+            f"{'orient':>12s} {'rms px':>6s} {'sigma mm':>8s} {'BL':>2s} {'pot mm':>6s} "
+            f"{'time s':>6s}"
         )
         rows = []
         for path in measured:
@@ -106,8 +116,20 @@ def main(argv: list[str]) -> int:
             print(
                 f"{row['name']:24s} {row['corner_px_max']:9.2f} {row['map_mm_median']:10.2f} "
                 f"{row['map_mm_max']:10.2f} {orient:>12s} {row['rms_px']:6.2f} "
-                f"{row['sigma_mm']:8.2f} {row['baselines_found']:2d} {row['seconds']:6.2f}"
+                f"{row['sigma_mm']:8.2f} {row['baselines_found']:2d} "
+                f"{row['pot_offset_mm']:6.2f} {row['seconds']:6.2f}"
             )
+        for path in rejected:
+            expected = REJECTED_PROFILES[path.name.split("_")[0]]
+            try:
+                calibrate(load_image(path))
+                verdict = f"ACCEPTED (expected {expected})"
+            except CalibrationError as exc:
+                got = type(exc).__name__
+                verdict = ("ok: " if got == expected else f"WRONG (expected {expected}): ") + (
+                    f"{got}: {exc}"
+                )
+            print(f"{path.name:24s} {verdict}")
         for profile in MEASURED_PROFILES:
             ok = [r for r in rows if str(r["name"]).startswith(profile) and "error" not in r]
             failed = [r for r in rows if str(r["name"]).startswith(profile) and "error" in r]
@@ -121,6 +143,8 @@ def main(argv: list[str]) -> int:
                 return np.array([float(r[key]) for r in rows_])  # type: ignore[arg-type]
 
             known = [r for r in ok if r["orientation_known"]]
+            pots = col("pot_offset_mm")
+            pots = pots[np.isfinite(pots)]
             print(
                 f"{profile}: n={len(ok)} failed={len(failed)} | corner px median "
                 f"{np.median(col('corner_px_max')):.2f} max {col('corner_px_max').max():.2f} | "
@@ -128,7 +152,9 @@ def main(argv: list[str]) -> int:
                 f"max {col('map_mm_max').max():.2f} (median of per-image max "
                 f"{np.median(col('map_mm_max')):.2f}) | orientation known "
                 f"{len(known)}/{len(ok)}, right {sum(bool(r['orientation_right']) for r in known)}"
-                f"/{len(known)} | time median {np.median(col('seconds')):.2f} s"
+                f"/{len(known)} | pot rim found {len(pots)}/{len(ok)}"
+                + (f", off centre max {pots.max():.2f} mm" if len(pots) else "")
+                + f" | time median {np.median(col('seconds')):.2f} s"
             )
     return 0
 

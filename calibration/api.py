@@ -46,6 +46,7 @@ MAX_RMS_PX = 2.0
 MAX_MAPPING_SIGMA_MM = 5.0
 #: Fewer edge points than this fraction of those sampled means the edges were not seen.
 MIN_EDGE_FRACTION = 0.35
+MIN_EDGE_FRACTION_MANUAL = 0.1
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,7 +139,9 @@ def _fit(
         )
     fit = result.fit
     rms = float(np.sqrt(np.mean(fit.residual_px**2))) if len(fit.residual_px) else np.inf
-    if result.edge_found_fraction < MIN_EDGE_FRACTION or rms > MAX_RMS_PX:
+    # Corners given by hand vouch for the outline: faint edges need only confirm it.
+    min_fraction = MIN_EDGE_FRACTION_MANUAL if manual else MIN_EDGE_FRACTION
+    if result.edge_found_fraction < min_fraction or rms > MAX_RMS_PX:
         advice = (
             "check that the corners are the mat's own, in pixels of this image"
             if manual

@@ -428,8 +428,9 @@ def find_mat_quads(
         if partial_in_view:
             return CalibrationFailure(
                 FailureReason.MAT_PARTLY_OUT_OF_FRAME,
-                "the mat runs out of the picture: not all four of its edges are in view; "
-                "move the camera back or zoom out until the whole mat and some table show",
+                "the mat seems to run out of the picture: felt reaches the image border and "
+                "not all four of its edges were found; move the camera back or zoom out until "
+                "the whole mat and some table show, or give the four corners by hand",
             )
         return CalibrationFailure(
             FailureReason.NO_MAT,
