@@ -531,7 +531,7 @@ def _winks_in_blob(
 
     candidates: list[tuple[float, ImageEllipse, FloatArray, Colour]] = []
     for k, (_, colour, _) in enumerate(present):
-        share = cv2.GaussianBlur(np.ascontiguousarray(shares[..., k]), (0, 0), 1.5)
+        share = cv2.GaussianBlur(np.ascontiguousarray(shares[..., k]), (0, 0), 0.8)
         share[~near_wink] = 0.0
         chains = [c[:, ::-1] for c in measure.find_contours(share, 0.5) if len(c) >= 60]
         if not chains:
