@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tools.groundtruth import load_scene
@@ -44,3 +45,10 @@ def test_scaled_render_is_the_same_scene_through_a_scaled_camera() -> None:
 def test_image_scale_out_of_range_is_refused() -> None:
     with pytest.raises(ValueError, match="image_scale"):
         generate_scene("overhead", 1, image_scale=0.0)
+
+
+def test_wear_changes_the_picture_but_not_the_ground_truth() -> None:
+    plain = generate_scene("overhead", 104, image_scale=0.2)
+    worn = generate_scene("overhead", 104, image_scale=0.2, wear=True)
+    assert worn.ground_truth == plain.ground_truth
+    assert not np.array_equal(worn.image_bgr, plain.image_bgr)

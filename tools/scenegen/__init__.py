@@ -66,7 +66,9 @@ def scene_rng(profile: str, seed: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(profile.encode())])
 
 
-def generate_scene(profile: str, seed: int, *, image_scale: float = 1.0) -> GeneratedScene:
+def generate_scene(
+    profile: str, seed: int, *, image_scale: float = 1.0, wear: bool = False
+) -> GeneratedScene:
     """Lay out, photograph and describe one scene.
 
     Parameters
@@ -80,6 +82,9 @@ def generate_scene(profile: str, seed: int, *, image_scale: float = 1.0) -> Gene
         layout and camera pose are unchanged, the image size and intrinsics
         are scaled (e.g. 0.25 for fast tests). The ground truth describes
         the scaled camera.
+    wear : bool
+        Also draw the marks of use: creases in the felt, a glossy table top,
+        a coloured light. Changes the picture only, never the ground truth.
 
     Raises
     ------
@@ -111,7 +116,7 @@ def generate_scene(profile: str, seed: int, *, image_scale: float = 1.0) -> Gene
         sampled = cameras.closeup(rng, target)
     if image_scale != 1.0:
         sampled = cameras.scaled(sampled, image_scale)
-    image = render_scene(layout, sampled.model, rng, squops=facts.squops)
+    image = render_scene(layout, sampled.model, rng, squops=facts.squops, wear=wear)
     scene_id = f"{profile}_{seed:05d}"
     gt = ground_truth(scene_id, profile, layout, facts, sampled, disputed)
     quality = int(rng.integers(80, 88)) if profile == "closeup" else int(rng.integers(84, 95))

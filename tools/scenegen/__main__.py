@@ -21,10 +21,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scale", type=float, default=1.0, help="image size factor (same scene, e.g. 0.25)"
     )
+    parser.add_argument(
+        "--wear",
+        action="store_true",
+        help="creases in the felt, a glossy table and a coloured light (picture only)",
+    )
     args = parser.parse_args(argv)
     for seed in range(args.seed, args.seed + args.count):
         start = time.perf_counter()
-        scene = generate_scene(args.profile, seed, image_scale=args.scale)
+        scene = generate_scene(args.profile, seed, image_scale=args.scale, wear=args.wear)
         jpg, _ = write_scene(scene, args.out)
         print(f"{jpg}  ({time.perf_counter() - start:.1f} s)")
     return 0

@@ -88,10 +88,20 @@ class Look:
     wink_bgr: dict[Colour, np.ndarray]
     wood: bool
     plank_mm: float
+    #: Broad specular strength of the table top (laminate shines more than wood).
+    table_gloss: float
+    #: Creases in the felt: (point on the line (2,), unit direction (2,), width mm, strength).
+    creases: tuple[tuple[np.ndarray, np.ndarray, float, float], ...]
+    #: Colour of the light (BGR multipliers): warm bulbs to cool daylight.
+    light_bgr: np.ndarray
 
 
-def choose_look(rng: np.random.Generator) -> Look:
-    """Felt, table, light and wink colours for one scene."""
+def choose_look(rng: np.random.Generator, *, wear: bool = False) -> Look:
+    """Felt, table, light and wink colours for one scene.
+
+    With ``wear`` the scene also gets the marks of use: creases in the felt,
+    a glossy table top and a coloured light.
+    """
     felt_name = str(rng.choice(list(FELT_COLOURS_BGR)))
     felt = np.asarray(FELT_COLOURS_BGR[felt_name]) * rng.uniform(0.9, 1.08, 3)
     table_i = int(rng.integers(len(TABLE_COLOURS_BGR)))
@@ -101,6 +111,24 @@ def choose_look(rng: np.random.Generator) -> Look:
         c: np.clip(np.asarray(v) * rng.uniform(0.9, 1.1, 3), 0, 1)
         for c, v in WINK_COLOURS_BGR.items()
     }
+    # The wear draws from its own child stream, so switching it on changes
+    # nothing else about a scene (felt, light, noise stay as they were).
+    extra = rng.spawn(1)[0]
+    table_gloss = float(
+        extra.uniform(0.03, 0.08) if table_i in (0, 1) else extra.uniform(0.08, 0.2)
+    )
+    creases = tuple(
+        (
+            extra.uniform([-700.0, -350.0], [700.0, 350.0]),
+            _unit_vec(float(extra.uniform(0, np.pi))),
+            float(extra.uniform(12.0, 40.0)),
+            float(extra.uniform(0.02, 0.05)),
+        )
+        for _ in range(int(extra.integers(0, 3)))
+    )
+    light_bgr = _light_colour(float(extra.uniform(-1.0, 1.0)))
+    if not wear:
+        table_gloss, creases, light_bgr = 0.0, (), np.ones(3)
     return Look(
         felt_name=felt_name,
         felt_bgr=felt,
@@ -118,7 +146,23 @@ def choose_look(rng: np.random.Generator) -> Look:
         wink_bgr=wink_bgr,
         wood=table_i in (0, 1) or bool(rng.random() < 0.3),
         plank_mm=float(rng.uniform(90.0, 200.0)),
+        table_gloss=table_gloss,
+        creases=creases,
+        light_bgr=light_bgr,
     )
+
+
+def _unit_vec(angle: float) -> np.ndarray:
+    return np.array([math.cos(angle), math.sin(angle)])
+
+
+def _light_colour(warmth: float) -> np.ndarray:
+    """BGR gains of the light after the camera's partial white balance.
+
+    ``warmth`` -1 is cool daylight, +1 a warm bulb; what is left after auto
+    white balance is a cast of up to about 12 % between red and blue.
+    """
+    return np.array([1.0 - 0.12 * warmth, 1.0 + 0.02 * warmth, 1.0 + 0.12 * warmth])
 
 
 # --------------------------------------------------------------------------
@@ -246,6 +290,17 @@ def _light_factor(look: Look, x: F32, y: F32, z: float) -> F32:
     return np.asarray(look.ambient + look.light_strength * lam, dtype=np.float32)
 
 
+def _gloss(look: Look, camera_mm: np.ndarray, x: F32, y: F32, z: float) -> F32:
+    """Blinn-Phong highlight of a horizontal surface: the light's blurred reflection."""
+    lx, ly, lz = look.light_mm
+    to_l = np.stack([lx - x, ly - y, np.full_like(x, lz - z)], -1)
+    to_c = np.stack([camera_mm[0] - x, camera_mm[1] - y, np.full_like(x, camera_mm[2] - z)], -1)
+    half = to_l / np.linalg.norm(to_l, axis=-1, keepdims=True)
+    half = half + to_c / np.linalg.norm(to_c, axis=-1, keepdims=True)
+    cos_h = half[..., 2] / np.linalg.norm(half, axis=-1)
+    return np.asarray(np.power(np.clip(cos_h, 0, 1), 60.0), dtype=np.float32)
+
+
 def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Generator) -> F32:
     """Felt, baselines, mat edge, table and floor, lit; shape (H, W, 3) in [0, 1]."""
     out = np.empty((canvas.height, canvas.width, 3), np.float32)
@@ -307,6 +362,8 @@ def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Gen
             table_mod = 1 + 0.035 * tex
         table = look.table_bgr[None, None, :] * table_mod[..., None]
         table *= _light_factor(look, tx, ty, table_z)[..., None]
+        if look.table_gloss > 0:
+            table += (look.table_gloss * _gloss(look, pos, tx, ty, table_z))[..., None]
         sd_table = np.minimum(thl - np.abs(tx), thw - np.abs(ty))  # >0 inside
         cov = np.clip(0.5 + sd_table / np.maximum(tmm, 1e-3), 0, 1)[..., None]
         colour = colour * (1 - cov) + table * cov
@@ -334,6 +391,10 @@ def render_planes(canvas: Canvas, layout: Layout, look: Look, rng: np.random.Gen
                 line = np.maximum(line, c)
             felt = felt * (1 - line[..., None]) + look.baseline_bgr[None, None, :] * line[..., None]
             felt *= _light_factor(look, mx, my, 0.0)[..., None]
+            for point, direction, width, strength in look.creases:
+                # A ridge lit from one side: lighter on one flank, darker on the other.
+                across = ((mx - point[0]) * -direction[1] + (my - point[1]) * direction[0]) / width
+                felt *= (1 + 2.3 * strength * across * np.exp(-across * across))[..., None]
             sd_mat = np.minimum(HALF_LENGTH_MM - np.abs(mx), HALF_WIDTH_MM - np.abs(my))
             mcov = np.clip(0.5 + sd_mat / np.maximum(mmm, 1e-3), 0, 1)[..., None]
             colour = colour * (1 - mcov) + felt * mcov
@@ -663,6 +724,7 @@ def render_scene(
     *,
     squops: Mapping[str, Sequence[str]] | None = None,
     noise_scale: float = 1.0,
+    wear: bool = False,
 ) -> np.ndarray:
     """Render the layout as the camera would see it.
 
@@ -678,12 +740,15 @@ def render_scene(
         same upper wink as the ground truth.
     noise_scale : float
         Multiplies the sensor noise.
+    wear : bool
+        Creases in the felt, a glossy table and a coloured light (off by
+        default so that the bundled samples stay as they are).
 
     Returns
     -------
     image_bgr : (H, W, 3) ndarray of uint8
     """
-    look = choose_look(rng)
+    look = choose_look(rng, wear=wear)
     canvas = make_canvas(cam)
     img = render_planes(canvas, layout, look, rng)
     img *= (1 - render_shadows(canvas, layout, look))[..., None]
@@ -698,6 +763,8 @@ def render_scene(
             _draw_distractor(img, canvas, look, obj)
         elif kind == "pot":
             _draw_pot(img, canvas, look, pot_rgb, pot_alpha, potted)
+    if not np.all(look.light_bgr == 1.0):
+        img *= look.light_bgr.astype(np.float32)[None, None, :]
 
     out = cv2.remap(
         img, canvas.map_x, canvas.map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT
