@@ -58,6 +58,7 @@ from vision.pipeline import (  # noqa: E402
     FrameAnalysis,
     MatNotVisibleError,
     analyze_frame,
+    find_hidden_regions,
     prepare_context,
 )
 
@@ -381,6 +382,41 @@ def run_one(
     return analysis, wall_ms, cpu_ms
 
 
+#: Hand-sized blobs pasted on clean frames for the hidden-region check: three
+#: skin shades (BGR) at two places on the mat (mm).
+HAND_SHADES_BGR = ((120, 150, 205), (90, 120, 200), (60, 90, 150))
+HAND_PLACES_MM = ((300.0, -150.0), (-400.0, 200.0))
+
+
+def hands_check(pairs: Sequence[tuple[Path, Path]]) -> str:
+    """Hidden regions: false ones on clean frames, and pasted hands found."""
+    false_regions = found = tried = frames = 0
+    for img_path, js in pairs:
+        scene = load_scene(js)
+        if scene.profile in ("closeup", "nomat"):
+            continue
+        scene = to_canonical_frame(scene)
+        image = cv2.imread(str(img_path))
+        context = prepare_context(scene.camera, corners_mm=corners_of(scene))
+        frames += 1
+        false_regions += len(find_hidden_regions(image, context)[0])
+        for shade in HAND_SHADES_BGR:
+            for place in HAND_PLACES_MM:
+                centre = scene.camera.mat_to_image(np.array([[place[0], place[1], 0.0]]))[0]
+                h_px, w_px = image.shape[:2]
+                if not (0 <= centre[0] < w_px and 0 <= centre[1] < h_px):
+                    continue  # that place is out of this frame
+                hand = image.copy()
+                cv2.ellipse(hand, (int(centre[0]), int(centre[1])), (60, 35), 30, 0, 360, shade, -1)
+                regions = find_hidden_regions(hand, context)[0]
+                tried += 1
+                found += any(bool(r.contains_mat_xy([place])[0]) for r in regions)
+    return (
+        f"== hidden regions: {frames} clean frames, {false_regions} false regions; "
+        f"pasted hands (120x70 px ellipses, 3 skin shades x 2 places) found {found}/{tried}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dirs", nargs="*", type=Path)
@@ -394,6 +430,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sigma", type=float, default=0.3, help="GT-mode centre noise, mm")
     parser.add_argument("--seeds", type=int, default=3, help="GT-mode noise draws per scene")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one frame")
+    parser.add_argument(
+        "--hands", action="store_true", help="also check hidden regions with pasted hands"
+    )
     parser.add_argument(
         "--threads", type=int, default=1, help="OpenCV threads (1 = the one-core figure)"
     )
@@ -409,6 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         print("image sources skipped: vision.detect is not there yet")
         sources = [s for s in sources if s == "gt"]
+    if args.hands:
+        print(hands_check(pairs))
     for source in sources:
         tallies: dict[str, Tally] = defaultdict(Tally)
         label = (
