@@ -15,6 +15,14 @@ of frame, for bad-input tests).
 Command line::
 
     python -m tools.scenegen --profile overhead --seed 101 --count 6 --out sample_images/
+
+``--scale 0.25`` renders the same scene smaller (for fast tests); ``--wear``
+adds felt creases, table gloss and a coloured light to the picture only.
+
+Modules: :mod:`~tools.scenegen.layout` (game content from small physical
+constructions), :mod:`~tools.scenegen.geometry` (exact solids: gaps,
+squops, statuses), :mod:`~tools.scenegen.cameras` (poses and lenses per
+profile), :mod:`~tools.scenegen.render` (the picture).
 """
 
 from __future__ import annotations
