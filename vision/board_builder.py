@@ -18,6 +18,7 @@ from scipy.optimize import linear_sum_assignment
 from calibration.camera import CameraModel
 from rules.board import (
     LARGE_WINKS_PER_COLOUR,
+    POT_TOP_DIAMETER_MM,
     SMALL_WINKS_PER_COLOUR,
     WINKS_PER_COLOUR,
     Board,
@@ -39,10 +40,10 @@ from vision.squop import (
 from vision.status import (
     DEFAULT_CORNERS_MM,
     beyond_mat_edge_mm,
-    in_pot,
     infer_potted,
     own_unplayed_triangle,
     pot_colours_seen,
+    pot_opening_distance_mm,
     tiddlies_of,
 )
 
@@ -236,7 +237,10 @@ def assemble_board(
     n = len(dets)
     radius = nominal_radius_mm(sizes)
 
-    potted = in_pot(camera, dets.image_xy_px, pot_centre_mm) if n else np.zeros(0, bool)
+    rim_distance = (
+        pot_opening_distance_mm(camera, dets.image_xy_px, pot_centre_mm) if n else np.zeros(0)
+    )
+    potted = rim_distance < POT_TOP_DIAMETER_MM / 2
     squops = analyse_squops(
         WinkDetections(
             image_xy_px=dets.image_xy_px,
@@ -303,6 +307,10 @@ def assemble_board(
         if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * sigma[i]:
             uncertain[i] = True
             reasons[i].append(f"centre {behind[i]:+.2f} mm from its baseline")
+        # Seen right at the pot's rim: in it or beside it is a close call.
+        if abs(rim_distance[i] - POT_TOP_DIAMETER_MM / 2) < k_sigma * sigma[i]:
+            uncertain[i] = True
+            reasons[i].append("seen at the pot's rim: potted or not is a close call")
 
     ids = _assign_ids(
         list(dets.colour), list(sizes), mat_xy, [_STATUS_RANK[s] for s in status], previous

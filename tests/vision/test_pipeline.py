@@ -221,3 +221,16 @@ def test_unplayed_winks_fix_the_orientation_the_calibration_could_not_read() -> 
     blue = [w for w in placed if w.colour is B]
     assert all(w.x_mm < 0 < w.y_mm for w in blue)  # back in the canonical frame
     assert any("showed which corner is whose" in n for n in analysis.notes)
+
+
+def test_a_wink_seen_at_the_pots_rim_is_flagged_but_one_touching_its_base_is_not() -> None:
+    camera = overhead_camera()
+    winks = [
+        SceneWink(R, S, 23.0, 0.0, 36.0),  # high in the pot, at its rim
+        SceneWink(B, S, 0.0, 27.5, 1.5),  # on the mat, touching the pot's base
+    ]
+    board = analyze_frame(render(camera, winks), camera, detections=detections_for(camera, winks))
+    red = [w for w in board.board.of_colour(R) if not getattr(w, "inferred", False)]
+    blue = [w for w in board.board.of_colour(B) if w.x_mm is not None]
+    assert [w.status for w in red] == [WinkStatus.POTTED] and red[0].uncertain
+    assert [w.status for w in blue] == [WinkStatus.FREE] and not blue[0].uncertain
