@@ -58,6 +58,7 @@ import numpy.typing as npt
 
 from calibration.camera import CameraModel
 from rules.board import (
+    BASELINE_DISTANCE_MM,
     LARGE_WINK_DIAMETER_MM,
     MAT_LENGTH_MM,
     MAT_WIDTH_MM,
@@ -108,6 +109,8 @@ MAX_WINK_RADIUS_MM = 13.0
 MIN_RIM_SCORE = 0.55
 #: The same, for a wink on the table off the mat.
 MIN_RIM_SCORE_OFF_MAT = 1.0
+#: Half-width of the band along each baseline where no seed grows, mm.
+BASELINE_BAND_MM = 3.0
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
 EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
@@ -162,6 +165,8 @@ class BirdsEyeView:
         Whether the view pixel lies on the (nominal) mat.
     near_edge : (h, w) ndarray of bool
         Within :data:`EDGE_BAND_MM` of the mat's edge.
+    on_baseline : (h, w) ndarray of bool
+        Within :data:`BASELINE_BAND_MM` of a baseline.
     on_mat_u8, valid_u8, mat_small_u8, edge_rows, edge_cols : ndarray
         The same masks as OpenCV wants them (and at 1/8 scale), and the
         edge band's pixel indices: precomputed because the camera is still.
@@ -178,6 +183,7 @@ class BirdsEyeView:
     valid: npt.NDArray[np.bool_]
     on_mat: npt.NDArray[np.bool_]
     near_edge: npt.NDArray[np.bool_]
+    on_baseline: npt.NDArray[np.bool_]
     on_mat_u8: npt.NDArray[np.uint8]
     valid_u8: npt.NDArray[np.uint8]
     mat_small_u8: npt.NDArray[np.uint8]
@@ -280,6 +286,13 @@ def build_birds_eye_view(
         MAT_LENGTH_MM / 2 - np.abs(view_x)[None, :], MAT_WIDTH_MM / 2 - np.abs(view_y)[:, None]
     )
     near_edge = np.abs(edge_dist) < EDGE_BAND_MM
+    # The baselines (rule 2.3.1): p . d = 914.4 mm for d the unit vector
+    # towards each corner. Thin painted lines, which on coloured felt take
+    # a wink-like hue at their blurred edges.
+    corner_dir = np.array([MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2])
+    corner_dir = corner_dir / np.linalg.norm(corner_dir)
+    along = np.abs(view_x)[None, :] * corner_dir[0] + np.abs(view_y)[:, None] * corner_dir[1]
+    on_baseline = (np.abs(along - BASELINE_DISTANCE_MM) < BASELINE_BAND_MM) & on_mat
     return BirdsEyeView(
         px_per_mm=px_per_mm,
         x_min_mm=x_min,
@@ -292,6 +305,7 @@ def build_birds_eye_view(
         valid=np.asarray(valid),
         on_mat=on_mat,
         near_edge=near_edge,
+        on_baseline=on_baseline,
         on_mat_u8=on_mat.astype(np.uint8),
         valid_u8=np.asarray(valid, dtype=np.uint8) * 255,
         mat_small_u8=cv2.resize(
@@ -472,6 +486,8 @@ def _find_seeds(
         step_needed = np.where(view.near_edge[rows, cols], 2.0, 1.0) * CANDIDATE_CHROMA_STEP
         good = (np.hypot(opp_a, opp_b) > CANDIDATE_SATURATION) & (chroma_step > step_needed)
         label[rows, cols] = np.where(good, index, -1)
+    # Baselines are not winks; a wink lying across one keeps its two sides.
+    label[view.on_baseline] = -1
     # One distance transform for all colours: a pixel whose right or lower
     # neighbour has another label counts as background, so touching winks
     # of different colours stay apart.
