@@ -36,6 +36,8 @@ CLOCKWISE = (Colour.BLUE, Colour.GREEN, Colour.RED, Colour.YELLOW)
 
 #: A corner counts as holding winks when this much of its triangle is not felt.
 MIN_WINK_FRACTION = 0.004
+#: How much better the best placement must fit when only one corner holds winks.
+SINGLE_CORNER_MARGIN = 0.45
 #: How far a pixel's hue (a*b* distance) or lightness must differ from the felt
 #: around it to count as part of a wink.
 WINK_CHROMA = 14.0
@@ -166,7 +168,7 @@ def read_corner_colours(
 
     seen = [i for i, m in enumerate(means) if m is not None]
     reference_felt = ColourReference(felt_lab=felt_lab, bgr_gains=gains, source="felt")
-    if len(seen) < 2:
+    if not seen:
         return CornerColours(None, 0.0, reference_felt)
 
     def unit(v: FloatArray) -> FloatArray:
@@ -193,7 +195,9 @@ def read_corner_colours(
         m = means[i]
         if m is not None:
             wink_lab[CLOCKWISE[(best - i) % 4]] = m
-    if margin < 0.3:
+    # One corner alone fixes the frame too (the colours' order is known), but a
+    # colour cast could then flip it: ask for a clearer win.
+    if margin < (0.3 if len(seen) >= 2 else SINGLE_CORNER_MARGIN):
         return CornerColours(None, float(margin), reference_felt)
     return CornerColours(
         best,

@@ -65,13 +65,15 @@ def render_mat(
     pot_bgr: tuple[int, int, int] | None = None,
     seed: int = 0,
     supersample: int = 2,
+    wink_colours: tuple[Colour, ...] = CLOCKWISE,
 ) -> npt.NDArray[np.uint8]:
     """The image ``camera`` would take of a mat with baselines and unplayed winks.
 
     ``blue_corner_mm`` puts two winks of each colour behind each baseline, blue at
     that corner and the others clockwise (rule 5.2); None leaves the corners empty.
-    ``pot_bgr`` stands a pot (rule 2.4: 38 mm high, 38 mm across the base, 48 mm
-    across the top) at the centre: its top face in that colour, its wall darker.
+    ``wink_colours`` limits which corners hold winks. ``pot_bgr`` stands a pot
+    (rule 2.4: 38 mm high, 38 mm across the base, 48 mm across the top) at the
+    centre: its top face in that colour, its wall darker.
     """
     w, h = camera.image_size_wh
     ss = supersample
@@ -99,6 +101,8 @@ def render_mat(
         blue_at = int(np.argmin(np.linalg.norm(corners - np.asarray(blue_corner_mm), axis=1)))
         for i, corner in enumerate(corners):
             colour = CLOCKWISE[(blue_at - i) % 4]
+            if colour not in wink_colours:
+                continue
             d = corner / np.linalg.norm(corner)
             side = np.array([-d[1], d[0]])
             for k in (-1, 1):

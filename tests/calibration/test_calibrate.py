@@ -91,6 +91,18 @@ def test_blue_corner_below_the_x_axis_turns_the_frame_half_round() -> None:
     assert _mapping_error_mm(cal, truth, turned=True).max() < 1.0
 
 
+def test_one_corner_of_red_winks_is_enough_to_fix_the_frame() -> None:
+    truth = look_at_camera(SIZE_WH, (-150.0, 250.0, 1750.0))
+    image = render_mat(truth, blue_corner_mm=(914.4, 457.2), wink_colours=(Colour.RED,), seed=4)
+    cal = calibrate(image)
+    assert cal.orientation_known
+    assert cal.corners_mm is not None
+    # Blue at (+x, +y) puts red, two corners on, at (-x, -y).
+    assert cal.corners_mm[Colour.RED] == pytest.approx((-914.4, -457.2))
+    assert set(cal.colour.wink_lab) == {Colour.RED}
+    assert _mapping_error_mm(cal, truth).max() < 1.0
+
+
 def test_oblique_view_without_winks_maps_well_but_orientation_is_unknown() -> None:
     # Tripod at the side of the table, about 45 degrees from vertical, grey felt.
     truth = look_at_camera(SIZE_WH, (-2000.0, -300.0, 1900.0), k1=-0.05)
