@@ -47,6 +47,10 @@ THICK_WINK_MM = 1.9
 CANDIDATE_GAP_MM = 3.0
 #: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur.
 MODEL_SIGMA_MM = 0.08
+#: Extra modelling error per sine of the view's tilt: on synthetic renders
+#: (tests/vision/test_review.py) flat pairs came out 0.1 mm off seen from
+#: above and 0.15-0.3 mm off at 42 degrees (side walls, blur between rims).
+MODEL_SIGMA_TILT_MM = 0.12
 #: The verdict's uncertainty is this many sigma (about 95 %).
 COVERAGE_SIGMA = 2.0
 #: Phone fields of view tried besides the default for the unknown focal length, degrees.
@@ -113,6 +117,11 @@ class Verdict:
         if self.squopped:
             return f"squopped: {self.upper} is on {self.lower}, overlap {num}"
         return f"not squopped: gap between {a} and {b}, overlap {num}"
+
+
+def model_sigma_mm(tilt_deg: float) -> float:
+    """One-sigma modelling error of a plan-view overlap seen at ``tilt_deg`` from vertical."""
+    return MODEL_SIGMA_MM + MODEL_SIGMA_TILT_MM * math.sin(math.radians(tilt_deg))
 
 
 def decide(overlap_mm: float, uncertainty_mm: float) -> bool | None:
@@ -565,14 +574,15 @@ def review_photo(
     if len(set(sizes)) == 1:
         sigma_size = abs(overlap) * (1 - SMALL_WINK_DIAMETER_MM / LARGE_WINK_DIAMETER_MM) / 2
         notes.append("all winks in view look the same size: the scale rests on that guess")
+    sigma_model = model_sigma_mm(plane.tilt_deg)
     sigma = math.sqrt(
-        sigma_fit**2 + sigma_fov**2 + sigma_size**2 + sigma_support**2 + MODEL_SIGMA_MM**2
+        sigma_fit**2 + sigma_fov**2 + sigma_size**2 + sigma_support**2 + sigma_model**2
     )
     uncertainty = COVERAGE_SIGMA * sigma
     notes.append(
         f"one-sigma parts (mm): rim fits {sigma_fit:.2f}, focal length {sigma_fov:.2f}, "
         f"how the winks rest {sigma_support:.2f}, wink size {sigma_size:.2f}, "
-        f"model {MODEL_SIGMA_MM:.2f}"
+        f"model {sigma_model:.2f}"
     )
     squopped = decide(overlap, uncertainty)
     upper = lower = None
