@@ -181,26 +181,51 @@ def report_text(
 
 
 def annotate(image_bgr: npt.NDArray[np.uint8], analysis: Any) -> npt.NDArray[np.uint8]:
-    """The photo with every counted wink labelled by id and status; unsure ones in red."""
-    out = image_bgr.copy()
+    """The photo with a number on every wink seen, and a list of what each was counted as.
+
+    Unsure winks are marked in red with a question mark, so the players can
+    check exactly those on the mat.
+    """
+    photo = image_bgr.copy()
     det = analysis.detections
     ids = list(getattr(analysis.assembly, "detection_ids", ()))
     board = analysis.board
+    lines: list[tuple[str, tuple[int, int, int]]] = []
     for k in range(len(det)):
-        x, y = det.image_xy_px[k]
-        wid = ids[k] if k < len(ids) else f"#{k}"
-        try:
-            wink = board.wink(wid)
-            label = f"{wid} {wink.status.value}"
-            colour = (0, 0, 255) if wink.uncertain else (255, 255, 255)
-        except KeyError:
-            label, colour = wid, (0, 200, 255)
-        cv2.circle(out, (int(x), int(y)), 6, colour, 2)
-        cv2.putText(
-            out, label, (int(x) + 8, int(y) - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3
-        )
-        cv2.putText(out, label, (int(x) + 8, int(y) - 8), cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1)
-    return out
+        x, y = (int(v) for v in det.image_xy_px[k])
+        wid = ids[k] if k < len(ids) else ""
+        colour = (0, 160, 0)
+        text = f"{k + 1} {wid or '(dropped)'}"
+        if wid:
+            try:
+                wink = board.wink(wid)
+                text += f" {wink.status.value}"
+                if wink.uncertain:
+                    text += " ?"
+                    colour = (0, 0, 255)
+            except KeyError:
+                pass
+        else:
+            colour = (0, 140, 255)
+        lines.append((text, colour))
+        cv2.circle(photo, (x, y), 9, colour, 2)
+        label = str(k + 1)
+        cv2.putText(photo, label, (x + 9, y - 9), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (255, 255, 255), 3)
+        cv2.putText(photo, label, (x + 9, y - 9), cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1)
+    for wink in board.winks:
+        if wink.id not in ids:
+            # Not seen in this photo (potted and hidden, or inferred).
+            lines.append((f"- {wink.id} {wink.status.value} (not seen)", (90, 90, 90)))
+    row_h = 20
+    panel = np.full((max(photo.shape[0], row_h * (len(lines) + 2)), 300, 3), 255, np.uint8)
+    cv2.putText(panel, "counted as", (10, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 1)
+    for n, (text, colour) in enumerate(lines):
+        y = row_h * (n + 2)
+        cv2.putText(panel, text, (10, y), cv2.FONT_HERSHEY_SIMPLEX, 0.45, colour, 1)
+    if panel.shape[0] > photo.shape[0]:
+        pad = np.full((panel.shape[0] - photo.shape[0], photo.shape[1], 3), 255, np.uint8)
+        photo = np.vstack([photo, pad])
+    return np.hstack([photo, panel])
 
 
 def run(
