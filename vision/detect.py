@@ -614,6 +614,7 @@ class _Rims:
     points_mm: FloatArray  # (n, r, 2) on the sampled plane
     weight: FloatArray  # (n, r): 0 no crossing, 1 into felt, less into another wink
     foreign: npt.NDArray[np.bool_]  # (n, r): the crossing leads into another wink
+    covered: npt.NDArray[np.bool_]  # (n, r): another wink lies over this one along the ray
     runs_out: FloatArray  # (n,) fraction of rays still in this colour at their end
     run_axis: FloatArray  # (n, 2) main direction of those rays (unit, sign arbitrary)
     wink_colour: FloatArray  # (n, 3) in felt-brightness units
@@ -721,6 +722,7 @@ def _sample_rims(
         points_mm=points,
         weight=weight,
         foreign=foreign,
+        covered=other[..., radii < _SMALL_R - 1.0].mean(axis=2) > 0.3,
         runs_out=(~has & inside[..., -1]).mean(axis=1),
         run_axis=_principal_axis(unit, ~has & inside[..., -1]),
         wink_colour=wink.astype(np.float64),
@@ -853,7 +855,8 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
     arc = np.where(choose_large, large.arc_fraction, small.arc_fraction)
     # Rays that end on another wink inside the fitted circle: the rim is
     # hidden there (this wink lies under that one).
-    occluded = (rims.foreign & ~inliers).mean(axis=1)
+    # So do rays that start on another wink lying over this one's middle.
+    occluded = ((rims.foreign & ~inliers) | rims.covered).mean(axis=1)
     ok = (
         chosen_ok
         & ~wrong_size
@@ -866,7 +869,7 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
         # A round rim: enough of it, tight to the circle. Straight edges
         # (pens, paper corners) fit a wink-sized circle only loosely.
         & (arc / (0.3 + np.where(choose_large, large.rms_mm, small.rms_mm)) >= MIN_RIM_SCORE)
-        & (rims.own_fraction >= 0.2)
+        & (rims.own_fraction >= 0.1)
         & (rims.felt_fraction <= 0.35)
         & ((rims.weight > 0).sum(axis=1) >= 6)
     )
