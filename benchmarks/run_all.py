@@ -1,0 +1,48 @@
+"""Run every benchmark in turn and print their reports (``make bench``).
+
+Each script measures one issue's targets against ground truth, over
+``sample_images/`` and, when it sits beside the project, ``../shared/scenes``.
+Their figures are recorded in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SHARED_SCENES = ROOT.parent / "shared" / "scenes"
+
+# (script, arguments): the same commands docs/benchmarks.md quotes.
+BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("calibration.py", ()),
+    ("detection.py", ()),
+    ("vision.py", ("--source", "both")),
+    ("review.py", ()),
+    ("count.py", ()),
+)
+
+
+def main() -> int:
+    if not SHARED_SCENES.is_dir():
+        print(f"note: {SHARED_SCENES} not found; benchmarks use sample_images/ only", flush=True)
+    failed = []
+    for script, args in BENCHMARKS:
+        command = [sys.executable, str(HERE / script), *args]
+        print(f"\n=== {' '.join([script, *args])}", flush=True)
+        started = time.perf_counter()
+        result = subprocess.run(command, cwd=ROOT, check=False)
+        print(f"=== {script} took {time.perf_counter() - started:.0f} s", flush=True)
+        if result.returncode != 0:
+            failed.append(script)
+    if failed:
+        print(f"\nbenchmarks that failed to run: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
