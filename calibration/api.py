@@ -42,6 +42,9 @@ UInt8Array = npt.NDArray[np.uint8]
 
 #: A fit whose points miss their lines by more than this (RMS, px) is rejected.
 MAX_RMS_PX = 2.0
+#: An outline found automatically must show at least this many baselines where a
+#: mat has them: planks, table edges and paper make rectangles too.
+MIN_BASELINES_AUTO = 2
 #: A fit whose mapping is uncertain by more than this (one sigma, mm) is rejected.
 MAX_MAPPING_SIGMA_MM = 5.0
 #: Fewer edge points than this fraction of those sampled means the edges were not seen.
@@ -153,6 +156,14 @@ def _fit(
             f"{'given' if manual else 'found'} outline (edge points seen: "
             f"{result.edge_found_fraction:.0%}, RMS {rms:.1f} px); {advice}",
         )
+    found_baselines = sum(b.found for b in result.baselines)
+    if not manual and found_baselines < MIN_BASELINES_AUTO:
+        return CalibrationFailure(
+            FailureReason.FIT_FAILED,
+            f"no mat found: the best outline has {found_baselines} of the 4 baselines "
+            "(rule 2.3.1) where a mat would have them; make sure the whole mat is in view, "
+            "or give the four corners by hand (needed for a mat without baselines)",
+        )
     sigma = mapping_sigma_mm(fit)
     if not np.isfinite(sigma) or sigma > MAX_MAPPING_SIGMA_MM:
         return CalibrationFailure(
@@ -216,9 +227,9 @@ def _auto_fit(image_bgr: UInt8Array, dist_coeffs: FloatArray | None) -> MatFit |
     if partial_in_view:
         return CalibrationFailure(
             FailureReason.MAT_PARTLY_OUT_OF_FRAME,
-            "the mat runs out of the picture: no whole mat fits a camera, and the felt "
-            "reaches the image border; move the camera back or zoom out until the whole "
-            "mat and some table show",
+            "no whole mat in view: no outline fits a camera, and a uniform region (perhaps "
+            "the mat) runs out of the picture; move the camera back or zoom out until the "
+            "whole mat and some table show, or give the four corners by hand",
         )
     return first if first is not None else CalibrationFailure(FailureReason.NO_MAT, "no mat found")
 

@@ -243,18 +243,32 @@ def _side_support(t: FloatArray, prof: FloatArray, a: float, b: float) -> float:
 def _uniformity(
     lab_tiny: npt.NDArray[np.float32], corners_tiny: FloatArray
 ) -> tuple[float, FloatArray]:
+    """Fraction of the inside that is one colour under smooth shading, and that colour.
+
+    Lamps and vignetting shade felt smoothly, so each Lab channel is first
+    fitted with a quadratic in x and y (robustly, twice); a table showing round
+    a mat is a step that no quadratic follows.
+    """
     mask = np.zeros(lab_tiny.shape[:2], np.uint8)
     cv2.fillPoly(mask, [np.rint(corners_tiny).astype(np.int32)], 1)
     eroded = cv2.erode(mask, np.ones((5, 5), np.uint8))
-    inside = lab_tiny[eroded > 0]
-    if len(inside) < 20:
+    rows, cols = np.nonzero(eroded)
+    if len(rows) < 20:
         return 0.0, np.zeros(3)
+    inside = lab_tiny[rows, cols].astype(np.float64)
     med = np.median(inside, axis=0)
-    chroma = np.hypot(inside[:, 1] - med[1], inside[:, 2] - med[2])
-    light = np.abs(inside[:, 0] - med[0])
-    # Lightness gets a wide band: vignetting and lamps shade the felt.
-    close = (chroma < 6.0) & (light < 22.0)
-    return float(close.mean()), np.asarray(med, np.float64)
+    scale = float(max(lab_tiny.shape[:2]))
+    x, y = cols / scale, rows / scale
+    design = np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
+    keep = np.ones(len(inside), bool)
+    resid = inside - med
+    for _ in range(2):
+        coef, *_ = np.linalg.lstsq(design[keep], inside[keep], rcond=None)
+        resid = inside - design @ coef
+        keep = (np.hypot(resid[:, 1], resid[:, 2]) < 6.0) & (np.abs(resid[:, 0]) < 15.0)
+        if keep.sum() < 20:
+            break
+    return float(keep.mean()), np.asarray(med, np.float64)
 
 
 def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
@@ -428,9 +442,9 @@ def find_mat_quads(
         if partial_in_view:
             return CalibrationFailure(
                 FailureReason.MAT_PARTLY_OUT_OF_FRAME,
-                "the mat seems to run out of the picture: felt reaches the image border and "
-                "not all four of its edges were found; move the camera back or zoom out until "
-                "the whole mat and some table show, or give the four corners by hand",
+                "no whole mat in view: not all four of its edges were found, and a uniform "
+                "region (perhaps the mat) runs out of the picture; move the camera back or zoom "
+                "out until the whole mat and some table show, or give the four corners by hand",
             )
         return CalibrationFailure(
             FailureReason.NO_MAT,
