@@ -43,6 +43,9 @@ FloatArray = npt.NDArray[np.float64]
 #: Wink thickness range (rule 2.1.1 says "approximately 1.5 mm"), for a lower wink's top.
 THIN_WINK_MM = 1.4
 THICK_WINK_MM = 1.9
+#: A wink's rim, rectified, is a circle: rms off it above this share of the radius is
+#: not a wink (real rims measured 0.3-2.5 %, fits across two winks 4-8 %).
+MAX_RECTIFIED_RMS = 0.035
 #: Close pairs: plan-view gaps up to this are candidates for a dispute.
 CANDIDATE_GAP_MM = 3.0
 #: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur.
@@ -179,9 +182,12 @@ def rectify(
             break
         chosen = [w for w, good in zip(chosen, ok, strict=True) if good]
         plane = estimate_plane(intr, [w.rim_image_px for w in chosen])
-    radii = np.array([fit_wink_circle(plane, w.rim_image_px)[1] for w in winks])
-    # Far too big or small for a wink on this plane (a pot, a cup, a fleck of colour):
-    # not a wink. Partly seen winks get more room, their radius is less sure.
+    fits = [fit_wink_circle(plane, w.rim_image_px) for w in winks]
+    radii = np.array([f[1] for f in fits])
+    roundness = np.array([f[2] / max(f[1], 1e-9) for f in fits])
+    # Far too big or small for a wink on this plane (a pot, a cup, a fleck of colour),
+    # or not round once rectified (an ellipse through parts of two winks): not a wink.
+    # Partly seen winks get more room for their size, their radius is less sure.
     rel = np.minimum(
         np.abs(2 * radii / LARGE_WINK_DIAMETER_MM - 1),
         np.abs(2 * radii / SMALL_WINK_DIAMETER_MM - 1),
@@ -190,6 +196,7 @@ def rectify(
         k
         for k, w in enumerate(winks)
         if rel[k] < (0.12 if w.rim_visible_fraction >= 0.75 else 0.25)
+        and roundness[k] < MAX_RECTIFIED_RMS
     ]
     if keep:
         winks = tuple(winks[k] for k in keep)
