@@ -391,6 +391,7 @@ class _Seed:
     mat_xy_mm: FloatArray  # (2,) on the view plane
     colour_index: int
     background_bgr: FloatArray  # (3,) felt colour around it, full-frame scale
+    view_rc: tuple[int, int] = (0, 0)  # (row, col) in the coarse view
 
 
 def _felt_model(view: BirdsEyeView, view_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
@@ -519,12 +520,11 @@ def _find_seeds(
     seeds = _seeds_from_mask(view, mask, label, felt_u8)
     # A wink's middle stands well clear of the felt's noise; a blob of
     # noise on grainy felt only just passes the pixel bar.
-    strong = []
-    for seed in seeds:
-        col, row = view.mat_to_view(seed.mat_xy_mm[None])[0].round().astype(int)
-        noise = noises[0] if view.on_mat[row, col] else noises[1]
-        if rel[row, col] >= SEED_NOISE_RATIO * noise:
-            strong.append(seed)
+    strong = [
+        seed
+        for seed in seeds
+        if rel[seed.view_rc] >= SEED_NOISE_RATIO * noises[0 if view.on_mat[seed.view_rc] else 1]
+    ]
     return strong, mask, label
 
 
@@ -575,15 +575,18 @@ def _seeds_from_mask(
     suppressed = big | (same & big[:, None] & (sep2 < reach2)).any(axis=0)
     # Greedy non-maximum suppression, strongest first, per colour.
     near = same & (sep2 < (8.0 * view.px_per_mm) ** 2)
-    seeds: list[_Seed] = []
+    chosen = []
     for i in range(len(rows)):
-        if suppressed[i]:
-            continue
-        suppressed |= near[i]
-        mat_xy = view.view_to_mat([[cols[i], rows[i]]])[0]
-        felt = felt_u8[rows[i], cols[i]].astype(np.float64)
-        seeds.append(_Seed(mat_xy, int(kind[i]), felt))
-    return seeds
+        if not suppressed[i]:
+            suppressed |= near[i]
+            chosen.append(i)
+    pick = np.array(chosen, dtype=np.intp)
+    mat_xy = view.view_to_mat(np.column_stack([cols[pick], rows[pick]]))
+    felt = felt_u8[rows[pick], cols[pick]].astype(np.float64)
+    return [
+        _Seed(mat_xy[j], int(kind[i]), felt[j], (int(rows[i]), int(cols[i])))
+        for j, i in enumerate(pick)
+    ]
 
 
 # --------------------------------------------------------------------------
