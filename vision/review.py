@@ -46,6 +46,8 @@ THICK_WINK_MM = 1.9
 #: A wink's rim, rectified, is a circle: rms off it above this share of the radius is
 #: not a wink (real rims measured 0.3-2.5 %, fits across two winks 4-8 %).
 MAX_RECTIFIED_RMS = 0.035
+#: The plane is fitted to winks within this share of the photo's width of the dispute.
+PLANE_REACH = 0.2
 #: Close pairs: plan-view gaps up to this are candidates for a dispute.
 CANDIDATE_GAP_MM = 3.0
 #: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur.
@@ -150,8 +152,14 @@ def rectify(
     hfov_deg: float = DEFAULT_HFOV_DEG,
     *,
     known_sizes: dict[str, float] | None = None,
+    around_xy_px: tuple[float, float] | None = None,
 ) -> tuple[MatPlane, tuple[CloseupWink, ...], list[float]]:
     """The mat plane from the winks' circles, the winks that agree with it, and their sizes.
+
+    The plane is fitted to the whole-rimmed winks nearest ``around_xy_px``
+    (default: the photo's centre), where the dispute is: the mat there is
+    what matters, and far-off false detections (reflections in a pot) then
+    cannot tilt it.
 
     Winks whose rectified radius fits neither 8 nor 11 mm (a false detection,
     or a strongly tilted wink) are dropped and the plane fitted again. With
@@ -159,7 +167,19 @@ def rectify(
     """
     intr = PinholeIntrinsics.from_hfov(image_wh[0], image_wh[1], hfov_deg)
     winks = _consistent_sizes(winks)
-    chosen = [w for w in winks if w.rim_visible_fraction >= 0.75][:8]
+    target = np.asarray(
+        around_xy_px if around_xy_px is not None else ((image_wh[0] - 1) / 2, (image_wh[1] - 1) / 2)
+    )
+    by_distance = sorted(
+        winks, key=lambda w: float(np.hypot(*(np.asarray(w.ellipse.centre_xy_px) - target)))
+    )
+    reach_px = PLANE_REACH * image_wh[0]
+    chosen = [
+        w
+        for w in by_distance
+        if w.rim_visible_fraction >= 0.75
+        and float(np.hypot(*(np.asarray(w.ellipse.centre_xy_px) - target))) < reach_px
+    ][:6]
     if not chosen:
         chosen = list(winks[:4])
     if not chosen:
@@ -516,7 +536,7 @@ def review_photo(
         )
     # Relabel so ids count only what the user is shown.
     found = tuple(replace(w, id=f"W{k + 1}") for k, w in enumerate(found))
-    plane, winks, sizes = rectify(found, (width, height))
+    plane, winks, sizes = rectify(found, (width, height), around_xy_px=near_xy_px)
     i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
     a, b = winks[i], winks[j]
     da, db = sizes[i], sizes[j]
@@ -564,6 +584,7 @@ def review_photo(
                 (width, height),
                 hfov,
                 known_sizes={w.id: d for w, d in zip(winks, sizes, strict=True)},
+                around_xy_px=near_xy_px,
             )
         except RectificationError:
             continue
