@@ -8,7 +8,9 @@ last. The plan-view overlap is then ``r1 + r2 - |c1 - c2|`` exactly.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -162,3 +164,26 @@ def test_winks_far_apart_are_no_candidate_pair():
 def test_unknown_pair_ids_are_named_in_the_error():
     with pytest.raises(PairNotFoundError, match="W7"):
         review_photo(_pair(-1.0), pair=("W1", "W7"))
+
+
+# --------------------------------------------------------------------------
+# The generator's close-ups in sample_images (when present)
+# --------------------------------------------------------------------------
+
+SAMPLES = sorted((Path(__file__).resolve().parents[2] / "sample_images").glob("closeup_*.jpg"))
+
+
+@pytest.mark.parametrize("photo", SAMPLES, ids=[p.stem for p in SAMPLES])
+def test_sample_closeup_verdict_never_contradicts_the_truth(photo: Path) -> None:
+    truth = json.loads(photo.with_suffix(".json").read_text())["disputed"]
+    if truth is None:
+        pytest.skip("no disputed pair in this scene")
+    winks = {w["id"]: w for w in json.loads(photo.with_suffix(".json").read_text())["winks"]}
+    centres = [winks[i]["pixel_centre"] for i in truth["ids"]]
+    near = ((centres[0][0] + centres[1][0]) / 2, (centres[0][1] + centres[1][1]) / 2)
+    try:
+        verdict = review_photo(cv2.imread(str(photo)), near_xy_px=near)
+    except (NoCandidatePairError, PairNotFoundError):
+        pytest.xfail("a wink of the pair was not found (see docs/benchmarks.md)")
+    # Honest: either too close to call, or the truth.
+    assert verdict.squopped in (None, truth["squop"])
