@@ -141,6 +141,9 @@ def annotate(image_bgr: npt.NDArray[np.uint8], verdict: Verdict) -> npt.NDArray[
         ea = ca + u * _radius_along(a.ellipse, u)
         eb = cb - u * _radius_along(b.ellipse, -u)
         cv2.line(crop, tuple(to_crop(ea)), tuple(to_crop(eb)), colour, 3, cv2.LINE_AA, 3)
+        # The gap is a few pixels even zoomed: ring it so the eye finds it.
+        mid = (ea + eb) / 2
+        cv2.circle(crop, tuple(to_crop(mid)), 8 * 22, colour, 3, cv2.LINE_AA, 3)
     cv2.polylines(crop, [to_crop(pts_a)], True, (255, 255, 255), 2, cv2.LINE_AA, 3)
     cv2.polylines(crop, [to_crop(pts_b)], True, (40, 40, 40), 2, cv2.LINE_AA, 3)
     for wk in (a, b):
