@@ -120,6 +120,7 @@ def _error_for(failure: CalibrationFailure) -> ValueError:
         FailureReason.MAT_PARTLY_OUT_OF_FRAME: MatPartlyOutOfFrameError,
         FailureReason.IMAGE_TOO_SMALL: ImageTooSmallError,
         FailureReason.FIT_FAILED: NoMatFoundError,
+        FailureReason.NO_BASELINES: NoMatFoundError,
     }
     return kinds[failure.reason](failure.message)
 
@@ -159,7 +160,7 @@ def _fit(
     found_baselines = sum(b.found for b in result.baselines)
     if not manual and found_baselines < MIN_BASELINES_AUTO:
         return CalibrationFailure(
-            FailureReason.FIT_FAILED,
+            FailureReason.NO_BASELINES,
             f"no mat found: the best outline has {found_baselines} of the 4 baselines "
             "(rule 2.3.1) where a mat would have them; make sure the whole mat is in view, "
             "or give the four corners by hand (needed for a mat without baselines)",
@@ -218,12 +219,17 @@ def _auto_fit(image_bgr: UInt8Array, dist_coeffs: FloatArray | None) -> MatFit |
     if isinstance(found, CalibrationFailure):
         return found
     quads, partial_in_view = found
-    first: CalibrationFailure | None = None
+    failures: list[CalibrationFailure] = []
     for quad in quads:
         fitted = _fit(image_bgr, quad.corners_image_xy_px, dist_coeffs)
         if isinstance(fitted, MatFit):
             return fitted
-        first = first or fitted
+        failures.append(fitted)
+    # The most telling failure: a rectangle that fitted a camera but showed no
+    # baselines, then one whose corners left the picture, then the rest.
+    rank = {FailureReason.NO_BASELINES: 0, FailureReason.MAT_PARTLY_OUT_OF_FRAME: 1}
+    failures.sort(key=lambda f: rank.get(f.reason, 2))
+    first = failures[0] if failures else None
     if partial_in_view:
         return CalibrationFailure(
             FailureReason.MAT_PARTLY_OUT_OF_FRAME,

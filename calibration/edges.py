@@ -63,7 +63,10 @@ def sample_curve(
     ahead_mm = start_mm[None, :] + (frac + delta)[:, None] * (end_mm - start_mm)[None, :]
     pts_px = camera.mat_to_image(pts_mm)
     tangent = camera.mat_to_image(ahead_mm) - pts_px
-    tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
+    # A wild camera (a wrong hypothesis) can give degenerate tangents: their
+    # NaN profiles are then simply not found.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
     normal = np.stack([-tangent[:, 1], tangent[:, 0]], axis=1)
     inward_px = camera.mat_to_image(pts_mm + 0.02 * (inside_mat_xy_mm[None, :] - pts_mm))
     flip = np.sum((inward_px - pts_px) * normal, axis=1) > 0

@@ -46,6 +46,8 @@ class FailureReason(enum.StrEnum):
     """Fewer than :data:`MIN_IMAGE_SIDE_PX` pixels on a side."""
     FIT_FAILED = "fit-failed"
     """Edges were found but no camera explains them (the residual is too large)."""
+    NO_BASELINES = "no-baselines"
+    """A rectangle fits a camera but shows too few baselines to be trusted as the mat."""
 
 
 @dataclass(frozen=True)
@@ -437,7 +439,12 @@ def find_mat_quads(
 
     # A whole mat in view beats any explanation that needs the image border.
     whole = uniform_ones(use_border=False, limit=60)
-    partial_in_view = bool(uniform_ones(use_border=True, limit=1))
+    # A uniform region running off the picture suggests a mat partly in view,
+    # unless it merely holds a whole rectangle (a mat with a margin of table).
+    partial_in_view = any(
+        not any(_inside(w_[1], p_[1]) for w_ in whole)
+        for p_ in uniform_ones(use_border=True, limit=10)
+    )
     if not whole:
         if partial_in_view:
             return CalibrationFailure(
@@ -474,6 +481,14 @@ def find_mat_quads(
         if len(chosen) >= max_count:
             break
     return tuple(chosen), partial_in_view
+
+
+def _inside(inner_quad: FloatArray, outer_quad: FloatArray) -> bool:
+    """Whether every corner of ``inner_quad`` lies within ``outer_quad`` (2 px slack)."""
+    contour = outer_quad.astype(np.float32).reshape(-1, 1, 2)
+    return all(
+        cv2.pointPolygonTest(contour, (float(x), float(y)), True) > -2.0 for x, y in inner_quad
+    )
 
 
 def _nested_mat(

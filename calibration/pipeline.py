@@ -26,6 +26,7 @@ from calibration.fit import (
     MAT_CORNERS_MM,
     CameraFit,
     Observations,
+    TooFewPointsError,
     baseline_segment_mm,
     edge_lines,
     fit_camera,
@@ -143,8 +144,8 @@ def _baseline_observations(
 
 def _quick_fit(
     image_lab: npt.NDArray[np.float32], camera: CameraModel, *, fit_distortion: bool
-) -> tuple[CameraFit, int]:
-    """A first fit to the edges alone, and how many baselines it then finds."""
+) -> tuple[CameraFit, int, float]:
+    """A first fit to the edges alone; how many baselines and how much edge it then finds."""
     wide = max(8.0, max(camera.image_size_wh) / 150)
     obs, _ = _edge_observations(image_lab, camera, wide)
     if len(obs) > 300:
@@ -156,7 +157,8 @@ def _quick_fit(
         camera, obs, fit_distortion=fit_distortion, fit_k2=False, max_nfev=80, rounds=2
     )
     _, info = _baseline_observations(image_lab, fit.camera, wide)
-    return fit, sum(frac >= BASELINE_FOUND_FRACTION for _, frac, _, _, _ in info)
+    _, edge_fraction = _edge_observations(image_lab, fit.camera, wide)
+    return fit, sum(frac >= BASELINE_FOUND_FRACTION for _, frac, _, _, _ in info), edge_fraction
 
 
 def _refine(
@@ -235,13 +237,22 @@ def fit_from_outline(
     # are long; the baselines (and failing them, the residual) say which is right.
     ccw = np.asarray(outline_image_px, np.float64)[::-1]
     fit_distortion = dist_coeffs is None
+    too_few: TooFewPointsError | None = None
     for shift in (0, 1):
         corners = np.roll(ccw, -shift, axis=0)
         camera = initial_camera(corners, (w, h), dist_coeffs)
-        quick.append(_quick_fit(image_lab, camera, fit_distortion=fit_distortion))
+        try:
+            quick.append(_quick_fit(image_lab, camera, fit_distortion=fit_distortion))
+        except TooFewPointsError as exc:
+            # The wrong hypothesis may put the edges where there are none.
+            too_few = exc
+    if not quick:
+        raise too_few if too_few is not None else TooFewPointsError("no edge points")
 
-    def score(q: tuple[CameraFit, int]) -> tuple[int, float]:
-        return (-q[1], q[0].cost / max(1, len(q[0].observations)))
+    def score(q: tuple[CameraFit, int, float]) -> tuple[int, float, float]:
+        # Baselines first, then how much of the predicted outline is really
+        # there (a wrong hypothesis can fit a few stray edges perfectly).
+        return (-q[1], -round(q[2], 1), q[0].cost / max(1, len(q[0].observations)))
 
-    best, _ = min(quick, key=score)
+    best, _, _ = min(quick, key=score)
     return _refine(image_lab, best, fit_distortion=fit_distortion)

@@ -66,11 +66,13 @@ def render_mat(
     seed: int = 0,
     supersample: int = 2,
     wink_colours: tuple[Colour, ...] = CLOCKWISE,
+    table_grain: float = 0.0,
 ) -> npt.NDArray[np.uint8]:
     """The image ``camera`` would take of a mat with baselines and unplayed winks.
 
     ``blue_corner_mm`` puts two winks of each colour behind each baseline, blue at
     that corner and the others clockwise (rule 5.2); None leaves the corners empty.
+    ``table_grain`` (0-1) stripes the table like wood grain.
     ``wink_colours`` limits which corners hold winks. ``pot_bgr`` stands a pot
     (rule 2.4: 38 mm high, 38 mm across the base, 48 mm across the top) at the
     centre: its top face in that colour, its wall darker.
@@ -84,6 +86,9 @@ def render_mat(
     x, y = mat[:, 0], mat[:, 1]
     img = np.empty((len(x), 3), np.float64)
     img[:] = table_bgr
+    if table_grain:
+        grain = 1.0 + table_grain * np.sin(y / 7.0 + 3.0 * np.sin(x / 90.0))
+        img *= grain[:, None]
     on_mat = (np.abs(x) <= HALF_LENGTH_MM) & (np.abs(y) <= HALF_WIDTH_MM)
     img[on_mat] = felt_bgr
     corners = np.array(

@@ -10,6 +10,8 @@ from calibration import (
     CalibrationFailure,
     FailureReason,
     MatFit,
+    MatPartlyOutOfFrameError,
+    NoMatFoundError,
     calibrate,
     find_mat,
 )
@@ -151,3 +153,18 @@ def test_find_mat_returns_a_fit_or_a_falsy_failure(overhead) -> None:
     failure = find_mat(table)
     assert isinstance(failure, CalibrationFailure) and not failure
     assert failure.reason is FailureReason.NO_MAT
+
+
+def test_a_mat_without_baselines_needs_its_corners_by_hand() -> None:
+    # Rule A.2 allows a mat with no baselines; found automatically, four edges
+    # alone could be any rectangle (a table, planks), so the corners must be given.
+    truth = look_at_camera(SIZE_WH, (250.0, -300.0, 1700.0))
+    felt = (150, 135, 120)
+    image = render_mat(truth, felt_bgr=felt, line_bgr=felt, blue_corner_mm=None, seed=5)
+    # Refused, never accepted silently (which refusal depends on what else is in view).
+    with pytest.raises((NoMatFoundError, MatPartlyOutOfFrameError)):
+        calibrate(image)
+    cal = calibrate(image, corners_image_px=truth.mat_to_image(MAT_CORNERS_MM))
+    assert not any(b.found for b in cal.baselines)
+    err = min(_mapping_error_mm(cal, truth).max(), _mapping_error_mm(cal, truth, turned=True).max())
+    assert err < 2.0
