@@ -439,8 +439,8 @@ def _find_seeds(
     view_bgr: npt.NDArray[np.uint8],
     felt_u8: npt.NDArray[np.uint8],
     reference: ColourReference,
-) -> tuple[list[_Seed], npt.NDArray[np.uint8], npt.NDArray[np.int8]]:
-    """Seeds, and the wink-colour mask and labels they came from."""
+) -> tuple[list[_Seed], npt.NDArray[np.uint8], npt.NDArray[np.int8], _SeedStrength]:
+    """Seeds, the wink-colour mask and labels they came from, and the seeds' contrast bar."""
     # Cheap integer contrast first; the colour analysis then runs only on
     # the few percent of pixels that differ from the felt at all.
     # The largest channel difference: a yellow wink on cream felt differs
@@ -517,15 +517,31 @@ def _find_seeds(
                 reach.astype(np.uint8), mask.shape[::-1], interpolation=cv2.INTER_NEAREST
             )
             mask[full > 0] = 0
-    seeds = _seeds_from_mask(view, mask, label, felt_u8)
     # A wink's middle stands well clear of the felt's noise; a blob of
     # noise on grainy felt only just passes the pixel bar.
-    strong = [
-        seed
-        for seed in seeds
-        if rel[seed.view_rc] >= SEED_NOISE_RATIO * noises[0 if view.on_mat[seed.view_rc] else 1]
-    ]
-    return strong, mask, label
+    strength = _SeedStrength(
+        rel, view.on_mat, SEED_NOISE_RATIO * noises[0], SEED_NOISE_RATIO * noises[1]
+    )
+    return strength.strong(_seeds_from_mask(view, mask, label, felt_u8)), mask, label, strength
+
+
+@dataclass(frozen=True)
+class _SeedStrength:
+    """Contrast with the felt that a seed's middle must reach, on the mat and off it."""
+
+    rel: npt.NDArray[np.float32]  # (h, w) contrast of the coarse view
+    on_mat: npt.NDArray[np.bool_]  # (h, w)
+    bar_mat: float
+    bar_table: float
+
+    def strong(self, seeds: list[_Seed]) -> list[_Seed]:
+        """The seeds that stand clear of the felt's noise."""
+        return [
+            seed
+            for seed in seeds
+            if self.rel[seed.view_rc]
+            >= (self.bar_mat if self.on_mat[seed.view_rc] else self.bar_table)
+        ]
 
 
 _INVERSE_BRIGHTNESS: dict[int, tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]] = {}
@@ -558,9 +574,10 @@ def _seeds_from_mask(
     # is all ridge), so that each blob has one peak, at its middle.
     score = dist + 0.5 * cv2.GaussianBlur(dist, (0, 0), 1.5)
     peaks = (dist >= min_dist) & (score >= cv2.dilate(score, np.ones((5, 5), np.uint8)))
-    rows, cols = np.nonzero(peaks)
-    if len(rows) == 0:
+    found = cv2.findNonZero(peaks.view(np.uint8))
+    if found is None:
         return []
+    rows, cols = found[:, 0, 1], found[:, 0, 0]
     strength = dist[rows, cols] + 1e-3 * score[rows, cols]
     kind = label[rows, cols].astype(np.int64)
     order = np.argsort(-strength)
@@ -834,8 +851,14 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
     start = np.where(free.ok[:, None], free.centre_mm, seeds_mm)
     n = len(seeds_mm)
     small_r, large_r = _SMALL_R + radius_bias_mm, _LARGE_R + radius_bias_mm
-    small = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, small_r))
-    large = fit_circles(rims.points_mm, rims.weight, start, radius_mm=np.full(n, large_r))
+    # Both sizes in one call: many tiny fits cost numpy's per-call overhead.
+    both = fit_circles(
+        np.concatenate([rims.points_mm, rims.points_mm]),
+        np.concatenate([rims.weight, rims.weight]),
+        np.concatenate([start, start]),
+        radius_mm=np.concatenate([np.full(n, small_r), np.full(n, large_r)]),
+    )
+    small, large = both.take(slice(0, n)), both.take(slice(n, 2 * n))
 
     def score(fit: CircleFits) -> FloatArray:
         support = (rims.weight * fit.inliers).sum(axis=1)
@@ -936,7 +959,7 @@ def detect_winks(
     half = cv2.pyrDown(image_bgr)
     view_bgr = view.warp(half)
     felt = _cached_felt_model(camera, view, view_bgr)
-    seeds, mask, label = _find_seeds(view, view_bgr, felt, reference)
+    seeds, mask, label, _ = _find_seeds(view, view_bgr, felt, reference)
     if not seeds:
         return WinkDetections.empty()
 
@@ -979,7 +1002,9 @@ def detect_winks(
         col, row = view.mat_to_view(fits.circles.centre_mm[i : i + 1])[0]
         radius_px = (fits.circles.radius_mm[i] + 1.5) * view.px_per_mm
         cv2.circle(covered, (round(col), round(row)), round(radius_px), 0, -1)
-    extra = _seeds_from_mask(view, covered, label, felt)
+    # Seeds already tried (and failed) come back where nothing was painted
+    # over them: the same rays would give the same failed fit.
+    extra = _untried(_seeds_from_mask(view, covered, label, felt), seeds)
     if extra:
         extra_fits, extra_plane, _, _ = first_pass(extra, bias)
         seeds = seeds + extra
@@ -998,6 +1023,24 @@ def detect_winks(
     free = _free_fits(rims, centres)
     fits = _fit_rims(rims, centres, free, bias)
     return _assemble(fits, rims, colour_index, plane_z, camera, bias)
+
+
+#: A new seed this close to one already tried (same colour) is the same seed, mm.
+SAME_SEED_MM = 2.0
+
+
+def _untried(new: list[_Seed], tried: list[_Seed]) -> list[_Seed]:
+    """The seeds of ``new`` not within :data:`SAME_SEED_MM` of a tried one of their colour."""
+    if not new or not tried:
+        return new
+    new_xy = np.array([s.mat_xy_mm for s in new])
+    tried_xy = np.array([s.mat_xy_mm for s in tried])
+    same_colour = np.array([s.colour_index for s in new])[:, None] == np.array(
+        [s.colour_index for s in tried]
+    )
+    dist = np.linalg.norm(new_xy[:, None, :] - tried_xy[None, :, :], axis=2)
+    repeat = (same_colour & (dist < SAME_SEED_MM)).any(axis=1)
+    return [seed for seed, again in zip(new, repeat, strict=True) if not again]
 
 
 def _concat_fits(a: _Fits, b: _Fits) -> _Fits:

@@ -111,6 +111,18 @@ class CircleFits:
     centre_sigma_mm: FloatArray
     ok: BoolArray
 
+    def take(self, which: slice | npt.NDArray[np.intp]) -> CircleFits:
+        """The fits picked by ``which`` (a slice or indices along n)."""
+        return CircleFits(
+            centre_mm=self.centre_mm[which],
+            radius_mm=self.radius_mm[which],
+            rms_mm=self.rms_mm[which],
+            inliers=self.inliers[which],
+            arc_fraction=self.arc_fraction[which],
+            centre_sigma_mm=self.centre_sigma_mm[which],
+            ok=self.ok[which],
+        )
+
 
 def fit_circles(
     points_mm: npt.ArrayLike,
