@@ -173,50 +173,69 @@ def fit_circles(
         radius = (dist0 * prior).sum(1) / np.maximum(prior.sum(1), 1e-9)
     cutoff = 4.685 * scale_mm
     weight = prior
+    # x and y as separate contiguous planes: numpy is slow on a trailing
+    # axis of 2, and these fits run on many tiny arrays.
+    pts_x = np.ascontiguousarray(pts[..., 0])
+    pts_y = np.ascontiguousarray(pts[..., 1])
     for _ in range(iterations):
-        offsets = pts - centre[:, None, :]
-        dist = np.maximum(np.sqrt((offsets**2).sum(2)), 1e-9)
+        off_x = pts_x - centre[:, 0, None]
+        off_y = pts_y - centre[:, 1, None]
+        dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
         resid = dist - radius[:, None]
         weight = prior * np.clip(1.0 - (resid / cutoff) ** 2, 0.0, None) ** 2
-        ux = offsets[..., 0] / dist
-        uy = offsets[..., 1] / dist
-        # Normal equations of the residual's Jacobian (-ux, -uy[, -1]): all
-        # the weighted sums in one product, as many tiny systems are solved.
-        terms = np.stack([ux * ux, ux * uy, uy * uy, ux * resid, uy * resid, ux, uy, resid], 2)
-        sums = np.einsum("nk,nkf->nf", weight, terms)
+        ux = off_x / dist
+        uy = off_y / dist
+        wx, wy = weight * ux, weight * uy
+        # Normal equations of the residual's Jacobian (-ux, -uy[, -1]),
+        # solved in closed form (Cramer's rule) for the many tiny systems.
+        a00 = (wx * ux).sum(1) + 1e-9
+        a01 = (wx * uy).sum(1)
+        a11 = (wy * uy).sum(1) + 1e-9
+        g0 = -(wx * resid).sum(1)
+        g1 = -(wy * resid).sum(1)
         if fixed:
-            normal = np.empty((n, 2, 2))
-            grad = np.empty((n, 2))
+            det2 = a00 * a11 - a01 * a01
+            step = np.column_stack([(a11 * g0 - a01 * g1) / det2, (a00 * g1 - a01 * g0) / det2])
+            step = -step
         else:
-            normal = np.empty((n, 3, 3))
-            grad = np.empty((n, 3))
-            normal[:, 0, 2] = normal[:, 2, 0] = sums[:, 5]
-            normal[:, 1, 2] = normal[:, 2, 1] = sums[:, 6]
-            normal[:, 2, 2] = weight.sum(1) + 1e-9
-            grad[:, 2] = -sums[:, 7]
-        normal[:, 0, 0] = sums[:, 0] + 1e-9
-        normal[:, 0, 1] = normal[:, 1, 0] = sums[:, 1]
-        normal[:, 1, 1] = sums[:, 2] + 1e-9
-        grad[:, 0] = -sums[:, 3]
-        grad[:, 1] = -sums[:, 4]
-        step = -np.linalg.solve(normal, grad[..., None])[..., 0]
+            a02 = wx.sum(1)
+            a12 = wy.sum(1)
+            a22 = weight.sum(1) + 1e-9
+            g2 = -(weight * resid).sum(1)
+            c00 = a11 * a22 - a12 * a12
+            c01 = a02 * a12 - a01 * a22
+            c02 = a01 * a12 - a02 * a11
+            c11 = a00 * a22 - a02 * a02
+            c12 = a01 * a02 - a00 * a12
+            c22 = a00 * a11 - a01 * a01
+            det3 = a00 * c00 + a01 * c01 + a02 * c02
+            step = -np.column_stack(
+                [
+                    (c00 * g0 + c01 * g1 + c02 * g2) / det3,
+                    (c01 * g0 + c11 * g1 + c12 * g2) / det3,
+                    (c02 * g0 + c12 * g1 + c22 * g2) / det3,
+                ]
+            )
         step = np.clip(step, -3.0, 3.0)
         centre = centre + step[:, :2]
         if not fixed:
             radius = radius + step[:, 2]
         if float(np.abs(step).max(initial=0.0)) < 1e-3:
             break
-    offsets = pts - centre[:, None, :]
-    dist = np.maximum(np.sqrt((offsets**2).sum(2)), 1e-9)
+    off_x = pts_x - centre[:, 0, None]
+    off_y = pts_y - centre[:, 1, None]
+    dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
     resid = dist - radius[:, None]
     inliers = (np.abs(resid) < cutoff * 0.6) & (prior > 0)
     n_in = inliers.sum(1)
     w_in = weight * inliers
     rms = np.sqrt((resid**2 * w_in).sum(1) / np.maximum(w_in.sum(1), 1e-12))
-    unit = offsets / dist[..., None]
-    info = np.einsum("nki,nkj->nij", unit * w_in[..., None], unit)
-    det = info[:, 0, 0] * info[:, 1, 1] - info[:, 0, 1] ** 2
-    trace = info[:, 0, 0] + info[:, 1, 1]
+    ux, uy = off_x / dist, off_y / dist
+    info_xx = (w_in * ux * ux).sum(1)
+    info_xy = (w_in * ux * uy).sum(1)
+    info_yy = (w_in * uy * uy).sum(1)
+    det = info_xx * info_yy - info_xy**2
+    trace = info_xx + info_yy
     # Smallest eigenvalue of the 2x2 information: the worst-constrained
     # direction (across a short arc). A floor on the noise keeps a lucky
     # near-zero rms from claiming precision.
@@ -224,7 +243,7 @@ def fit_circles(
     noise = np.maximum(rms, 0.15)
     with np.errstate(divide="ignore"):
         sigma = np.where(small_eig > 1e-6, noise / np.sqrt(np.maximum(small_eig, 1e-12)), np.inf)
-    angle = np.degrees(np.arctan2(offsets[..., 1], offsets[..., 0])) % 360.0
+    angle = np.degrees(np.arctan2(off_y, off_x)) % 360.0
     n_bins = int(round(360.0 / _ARC_BIN_DEG))
     occupied = np.zeros((n, n_bins + 1), dtype=bool)
     bins = np.where(inliers, (angle // _ARC_BIN_DEG).astype(np.int64), n_bins)
