@@ -166,7 +166,8 @@ def read_corner_colours(
             wink.mean(axis=0) if len(wink) >= max(4, MIN_WINK_FRACTION * len(lab)) else None
         )
 
-    seen = [i for i, m in enumerate(means) if m is not None]
+    seen_means = {i: m for i, m in enumerate(means) if m is not None}
+    seen = list(seen_means)
     reference_felt = ColourReference(felt_lab=felt_lab, bgr_gains=gains, source="felt")
     if not seen:
         return CornerColours(None, 0.0, reference_felt)
@@ -181,20 +182,14 @@ def read_corner_colours(
         for i in seen:
             # Counter-clockwise from blue's corner come yellow, red, green.
             colour = CLOCKWISE[(blue_at - i) % 4]
-            m = means[i]
-            assert m is not None
-            observed = unit(m[1:] - 128.0)
+            observed = unit(seen_means[i][1:] - 128.0)
             proto = unit(np.asarray(PROTOTYPE_AB[colour]))
             cost += 1.0 - float(observed @ proto)
         costs.append(cost / len(seen))
     order = np.argsort(costs)
     best, second = int(order[0]), int(order[1])
     margin = costs[second] - costs[best]
-    wink_lab: dict[Colour, FloatArray] = {}
-    for i in seen:
-        m = means[i]
-        if m is not None:
-            wink_lab[CLOCKWISE[(best - i) % 4]] = m
+    wink_lab = {CLOCKWISE[(best - i) % 4]: m for i, m in seen_means.items()}
     # One corner alone fixes the frame too (the colours' order is known), but a
     # colour cast could then flip it: ask for a clearer win.
     if margin < (0.3 if len(seen) >= 2 else SINGLE_CORNER_MARGIN):
