@@ -72,6 +72,7 @@ from vision.colour import (
     COLOURS,
     ColourReference,
     classify_hue,
+    classify_hue_index,
     hue_saturation,
     opponent,
 )
@@ -695,9 +696,11 @@ def _sample_rims(
     total = planes[0] + planes[1] + planes[2] + np.float32(0.3)
     opp_a = (planes[2] - planes[1]) / total
     opp_b = (np.float32(0.5) * (planes[2] + planes[1]) - planes[0]) / total
-    hue = np.degrees(np.arctan2(opp_b, opp_a)) % 360.0
+    hue = np.degrees(np.arctan2(opp_b, opp_a))
+    # As % 360 (which numpy computes as hue + 360 for negative hues), faster.
+    hue = np.where(hue < 0.0, hue + np.float32(360.0), hue)
     sat = np.hypot(opp_a, opp_b)
-    label, _ = classify_hue(hue, reference)
+    label = classify_hue_index(hue, reference)
     own = (
         (label == colour_index[:, None, None])
         & (sat > CANDIDATE_SATURATION)

@@ -10,6 +10,7 @@ from vision.colour import (
     COLOURS,
     ColourReference,
     classify_hue,
+    classify_hue_index,
     coverage,
     felt_contrast,
     hue_saturation,
@@ -47,6 +48,15 @@ def test_purple_is_not_a_wink_colour() -> None:
     hue, _ = hue_saturation((0.9, 0.2, 0.9))
     index, _ = classify_hue(hue, ColourReference())
     assert int(index) == -1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fast_hue_index_agrees_with_classify_hue(dtype: type) -> None:
+    # Every tenth of a degree, both ends included (360 is 0), and a tilted reference.
+    hue = np.linspace(0.0, 360.0, 3601).astype(dtype)
+    for ref in (ColourReference(), ColourReference().with_ratio(Colour.GREEN, (0.5, 1.2, 0.3))):
+        expected, _ = classify_hue(hue, ref)
+        np.testing.assert_array_equal(classify_hue_index(hue, ref), expected)
 
 
 def test_coverage_is_linear_in_mixing() -> None:
