@@ -17,6 +17,7 @@ rather than guessed; winks seen there are not trusted.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -352,6 +353,35 @@ def _felt_background(
     return cv2.resize(cells, (sw, sh), interpolation=cv2.INTER_LINEAR)
 
 
+#: A still camera's felt medians are reused for this many frames ...
+FELT_REUSE_FRAMES = 15
+#: ... unless the mat's mean lightness (Lab L, 0-255) moves by more than this.
+FELT_REUSE_LIGHTNESS = 3.0
+
+# context -> (whole-mat felt Lab, per-cell background, mean L when made, frames used)
+_FELT_COLOURS: weakref.WeakKeyDictionary[
+    FrameContext, tuple[FloatArray, npt.NDArray[np.float32], float, int]
+] = weakref.WeakKeyDictionary()
+
+
+def _cached_felt_colours(
+    context: FrameContext, lab: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]
+) -> tuple[FloatArray, npt.NDArray[np.float32]]:
+    """The whole mat's median felt colour and the per-cell background, reused while steady."""
+    lightness = float(cv2.mean(lab[:, :, 0], mask=mask.view(np.uint8))[0])
+    cached = _FELT_COLOURS.get(context)
+    if cached is not None:
+        felt, background, made_at, used = cached
+        steady = abs(lightness - made_at) <= FELT_REUSE_LIGHTNESS
+        if steady and used < FELT_REUSE_FRAMES and background.shape[:2] == mask.shape:
+            _FELT_COLOURS[context] = (felt, background, made_at, used + 1)
+            return felt, background
+    felt = np.median(lab[mask], axis=0)
+    background = _felt_background(lab, mask, felt)
+    _FELT_COLOURS[context] = (felt, background, lightness, 1)
+    return felt, background
+
+
 def find_hidden_regions(
     image_bgr: npt.NDArray[np.uint8], context: FrameContext
 ) -> tuple[tuple[HiddenRegion, ...], float]:
@@ -375,12 +405,12 @@ def find_hidden_regions(
     lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
     if mask.sum() < 50:
         return (), 1.0
-    felt = np.median(lab[mask], axis=0)
     # The felt's colour drifts across the mat with the lighting (a dim pink
     # felt is less saturated than a bright one): compare each pixel with the
     # median felt of its neighbourhood, cells larger than a hand so that a
-    # hand does not become its own background.
-    background = _felt_background(lab, mask, felt)
+    # hand does not become its own background. A still camera reuses both
+    # medians for a few frames (as the detector reuses its felt model).
+    felt, background = _cached_felt_colours(context, lab, mask)
     local = np.hypot(lab[:, :, 1] - background[:, :, 1], lab[:, :, 2] - background[:, :, 2])
     local += 0.5 * np.maximum(np.abs(lab[:, :, 0] - background[:, :, 0]) - 10.0, 0.0)
     # And with the whole mat's felt colour, lightness allowed to drift slowly:
