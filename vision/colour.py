@@ -23,7 +23,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -113,6 +115,48 @@ class ColourReference:
         brightness = felt.mean(axis=-1, keepdims=True) + 1.0
         gains = np.asarray(self.white_bgr, dtype=np.float32)
         return np.asarray(bgr, dtype=np.float32) / (brightness * gains)
+
+
+def reference_from_calibration(calibration_colour: Any) -> ColourReference | None:
+    """The detector's colour reference from calibration's (learned from the unplayed winks).
+
+    Calibration measures each wink colour's mean 8-bit Lab behind its
+    baseline and the felt's median Lab around the pot
+    (:class:`calibration.colour.ColourReference`). Each colour seen becomes
+    a ratio to the felt's brightness, as :meth:`ColourReference.normalise`
+    measures it; colours not seen keep their defaults.
+
+    Parameters
+    ----------
+    calibration_colour : calibration.colour.ColourReference
+
+    Returns
+    -------
+    ColourReference or None
+        None when calibration saw no winks (``source`` is not ``"winks"``)
+        or none of the colours it saw is a usable (non-grey) ratio.
+    """
+    wink_lab = getattr(calibration_colour, "wink_lab", None)
+    felt_lab = getattr(calibration_colour, "felt_lab", None)
+    if getattr(calibration_colour, "source", None) != "winks" or not wink_lab or felt_lab is None:
+        return None
+    felt_bgr = _lab8_to_bgr(np.asarray(felt_lab, dtype=np.float64))
+    brightness = float(felt_bgr.mean()) + 1.0
+    ratios = dict(DEFAULT_RATIO_BGR)
+    learned = 0
+    for colour, lab in wink_lab.items():
+        ratio = _lab8_to_bgr(np.asarray(lab, dtype=np.float64)) / brightness
+        if np.all(np.isfinite(ratio)) and np.ptp(ratio) >= 0.1:
+            ratios[Colour(colour)] = (float(ratio[0]), float(ratio[1]), float(ratio[2]))
+            learned += 1
+    return ColourReference(ratio_bgr=ratios) if learned else None
+
+
+def _lab8_to_bgr(lab8: FloatArray) -> FloatArray:
+    """One 8-bit-scale OpenCV Lab colour, (3,), to B, G, R on 0-255, without rounding."""
+    lab = np.array([[[lab8[0] * 100.0 / 255.0, lab8[1] - 128.0, lab8[2] - 128.0]]], np.float32)
+    bgr: FloatArray = np.asarray(cv2.cvtColor(lab, cv2.COLOR_LAB2BGR)[0, 0], dtype=np.float64)
+    return bgr * 255.0
 
 
 def opponent(ratio_bgr: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:

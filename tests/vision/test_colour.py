@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
@@ -14,6 +15,7 @@ from vision.colour import (
     coverage,
     felt_contrast,
     hue_saturation,
+    reference_from_calibration,
 )
 
 
@@ -107,3 +109,31 @@ def test_with_ratio_replaces_one_colour() -> None:
     ref = ColourReference().with_ratio(Colour.RED, (0.1, 0.1, 0.8))
     assert ref.ratio_bgr[Colour.RED] == (0.1, 0.1, 0.8)
     assert ref.ratio_bgr[Colour.BLUE] == ColourReference().ratio_bgr[Colour.BLUE]
+
+
+def _lab8(bgr: tuple[float, float, float]) -> np.ndarray:
+    pixel = np.array([[bgr]], np.float32) / 255.0
+    lab = cv2.cvtColor(pixel, cv2.COLOR_BGR2LAB)[0, 0].astype(np.float64)
+    return np.array([lab[0] * 255.0 / 100.0, lab[1] + 128.0, lab[2] + 128.0])
+
+
+def test_calibration_colours_become_ratios_to_the_felt() -> None:
+    from calibration.colour import ColourReference as CalibrationColour
+
+    felt_bgr = (90.0, 150.0, 60.0)  # green felt, brightness 100
+    red_bgr = (40.0, 30.0, 180.0)
+    learned = CalibrationColour(
+        felt_lab=_lab8(felt_bgr), wink_lab={Colour.RED: _lab8(red_bgr)}, source="winks"
+    )
+    ref = reference_from_calibration(learned)
+    assert ref is not None
+    np.testing.assert_allclose(ref.ratio_bgr[Colour.RED], np.array(red_bgr) / 101.0, atol=2e-3)
+    # colours not seen keep their defaults
+    assert ref.ratio_bgr[Colour.BLUE] == ColourReference().ratio_bgr[Colour.BLUE]
+
+
+def test_calibration_without_winks_gives_no_reference() -> None:
+    from calibration.colour import ColourReference as CalibrationColour
+
+    felt_only = CalibrationColour(felt_lab=_lab8((120.0, 120.0, 120.0)), source="felt")
+    assert reference_from_calibration(felt_only) is None
