@@ -8,6 +8,7 @@ the tiddlies per colour (rule 19.1) and how many potted winks were inferred.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Protocol
 
 import cv2
@@ -163,7 +164,10 @@ def annotate_frame(
     flagged = sum(1 for wk in board.winks if wk.uncertain)
     if flagged:
         lines.append((f"{flagged} uncertain: umpire to review", UNCERTAIN_BGR))
-    lines += [(n[:70], (220, 220, 220)) for n in notes[:3]]
+    # Notes are wrapped, not cut, to at most about half the frame's width.
+    char_w = cv2.getTextSize("abcdefghij", cv2.FONT_HERSHEY_SIMPLEX, scale * 1.1, thick)[0][0] / 10
+    note_chars = max(24, int(0.5 * w / max(char_w, 1.0)))
+    lines += [(text, (220, 220, 220)) for text in wrap_notes(notes[:3], note_chars)]
     line_h = int(34 * scale) + 4
     panel_w = 16 + max(
         cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale * 1.1, thick)[0][0]
@@ -182,3 +186,25 @@ def annotate_frame(
             cv2.LINE_AA,
         )
     return out
+
+
+def wrap_notes(notes: tuple[str, ...], width_chars: int) -> list[str]:
+    """The notes as panel lines of at most ``width_chars``, continuations indented.
+
+    Parameters
+    ----------
+    notes : tuple of str
+    width_chars : int
+        At least 10.
+
+    Returns
+    -------
+    list of str
+        Every word of every note, in order.
+    """
+    lines: list[str] = []
+    for note in notes:
+        lines += textwrap.wrap(
+            note, width=max(width_chars, 10), subsequent_indent="  ", break_on_hyphens=False
+        ) or [""]
+    return lines

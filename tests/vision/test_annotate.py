@@ -6,7 +6,7 @@ import numpy as np
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize
-from vision.annotate import COLOUR_BGR, UNCERTAIN_BGR, annotate_frame
+from vision.annotate import COLOUR_BGR, UNCERTAIN_BGR, annotate_frame, wrap_notes
 from vision.pipeline import analyze_frame
 
 
@@ -35,3 +35,14 @@ def test_annotation_outlines_winks_and_marks_uncertain_ones() -> None:
     assert has_colour_near((-292.0, 100.0), UNCERTAIN_BGR)
     # The tiddlies panel sits in the top-left corner.
     assert (drawn[:20, :200] != image[:20, :200]).any()
+
+
+def test_long_notes_are_wrapped_not_cut() -> None:
+    note = (
+        "part of the mat is hidden (310 cm^2 around x=300 mm, y=-150 mm): winks there are "
+        "not reported, so they are absent from the board"
+    )
+    lines = wrap_notes((note, "short"), 40)
+    assert all(len(line) <= 40 for line in lines)
+    assert " ".join(line.strip() for line in lines[:-1]).split() == note.split()
+    assert lines[-1] == "short"
