@@ -266,17 +266,6 @@ def _parse_corners(corners: object, size_wh: tuple[int, int]) -> FloatArray:
     return ordered
 
 
-def _turned(camera: CameraModel) -> CameraModel:
-    """The same camera in the frame turned through 180 degrees about the pot."""
-    return CameraModel(
-        image_size_wh=camera.image_size_wh,
-        camera_matrix=camera.camera_matrix.copy(),
-        dist_coeffs=camera.dist_coeffs.copy(),
-        rotation=camera.rotation @ np.diag([-1.0, -1.0, 1.0]),
-        translation_mm=camera.translation_mm.copy(),
-    )
-
-
 def calibrate(
     image_bgr: UInt8Array,
     *,
@@ -338,7 +327,7 @@ def _finish(image: UInt8Array, mat: MatFit, method: str) -> Calibration:
         blue_mm = MAT_CORNERS_MM[colours.blue_corner_index].copy()
     if colours.blue_corner_index is not None and blue_mm[1] < 0:
         blue_mm = -blue_mm
-        camera = _turned(camera)
+        camera = camera.with_half_turn()
         baselines = baselines[2:] + baselines[:2]
         offsets = np.roll(offsets, 2)
     corners_px = camera.mat_to_image(corners_mm)

@@ -90,6 +90,20 @@ class CameraModel:
             "t": self.translation_mm.tolist(),
         }
 
+    def with_half_turn(self) -> CameraModel:
+        """The same camera in the mat frame turned through 180 degrees about the pot.
+
+        The mat looks the same both ways round; this is the other of the two
+        frames, e.g. once the corner colours show which end is blue's.
+        """
+        return CameraModel(
+            image_size_wh=self.image_size_wh,
+            camera_matrix=self.camera_matrix.copy(),
+            dist_coeffs=self.dist_coeffs.copy(),
+            rotation=self.rotation @ np.diag([-1.0, -1.0, 1.0]),
+            translation_mm=self.translation_mm.copy(),
+        )
+
     # ---- derived -------------------------------------------------------------
 
     @property

@@ -92,3 +92,12 @@ def test_bad_shapes_are_rejected_with_what_was_expected(
 def test_missing_camera_fields_are_named() -> None:
     with pytest.raises(ValueError, match="'K'"):
         CameraModel.from_json_dict({"width": 10, "height": 10, "dist": [0] * 5, "R": [], "t": []})
+
+
+def test_half_turn_maps_each_point_to_its_opposite() -> None:
+    cam = _looking_down(dist=(-0.1, 0.02, 0, 0, 0))
+    turned = cam.with_half_turn()
+    points = np.array([[300.0, -120.0, 0.0], [-850.0, 400.0, 1.7]])
+    opposite = points * np.array([-1.0, -1.0, 1.0])
+    np.testing.assert_allclose(turned.mat_to_image(opposite), cam.mat_to_image(points), atol=1e-9)
+    np.testing.assert_allclose(turned.with_half_turn().rotation, cam.rotation)
