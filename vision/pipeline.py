@@ -178,20 +178,20 @@ def _colour_reference_of(calibration: Any) -> Any:
     """The detector's kind of colour reference, when the calibration carries one.
 
     Calibration's own ``.colour`` (mean Lab per wink colour seen behind the
-    baselines) is converted by :func:`vision.colour.reference_from_calibration`;
-    on 34 overhead scenes, samples and generated frames it halved the false
-    detections (6 to 3) and missed one wink more of about 790
+    baselines) is *not* passed on, although
+    :func:`vision.colour.reference_from_calibration` converts it: measured
+    through the whole pipeline with calibration from each photo, it found
+    more winks on the shared overhead scenes (recall 91.7% to 93.1%) but
+    fewer on the samples (80.3% to 78.8%), and it made one confidently wrong
+    call on a marginal squop pair (1 of 37) where there was none without it
     (docs/benchmarks.md).
     """
-    from calibration.colour import ColourReference as CalibrationColour
-    from vision.colour import ColourReference, reference_from_calibration
+    from vision.colour import ColourReference
 
     for name in ("colour_reference", "colour"):
         value = getattr(calibration, name, None)
         if isinstance(value, ColourReference):
             return value
-        if isinstance(value, CalibrationColour):
-            return reference_from_calibration(value)
     return None
 
 
