@@ -574,15 +574,10 @@ def _seeds_from_mask(
     # A peak at least 2 mm inside its blob: lines (baselines) and the
     # fringes of other things are thinner than any visible part of a wink.
     min_dist = 2.0 * view.px_per_mm
-    # Blurring a little into the distance breaks its plateaus (a thin blob
-    # is all ridge), so that each blob has one peak, at its middle.
-    score = dist + 0.5 * cv2.GaussianBlur(dist, (0, 0), 1.5)
-    peaks = (dist >= min_dist) & (score >= cv2.dilate(score, np.ones((5, 5), np.uint8)))
-    found = cv2.findNonZero(peaks.view(np.uint8))
-    if found is None:
+    rows, cols, score = _distance_peaks(dist, min_dist)
+    if len(rows) == 0:
         return []
-    rows, cols = found[:, 0, 1], found[:, 0, 0]
-    strength = dist[rows, cols] + 1e-3 * score[rows, cols]
+    strength = dist[rows, cols] + 1e-3 * score
     kind = label[rows, cols].astype(np.int64)
     order = np.argsort(-strength)
     rows, cols, strength, kind = rows[order], cols[order], strength[order], kind[order]
@@ -608,6 +603,61 @@ def _seeds_from_mask(
         _Seed(mat_xy[j], int(kind[i]), felt[j], (int(rows[i]), int(cols[i])))
         for j, i in enumerate(pick)
     ]
+
+
+#: Tiles of the coarse view searched for peaks one at a time, and the
+#: margin each needs: the blur reaches 6 pixels, the 5x5 maximum 2 more.
+_PEAK_TILE_PX = 128
+_PEAK_HALO_PX = 8
+
+
+def _distance_peaks(
+    dist: npt.NDArray[np.float32], min_dist: float
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float32]]:
+    """Rows, columns and scores of the peaks of ``dist`` at least ``min_dist`` high.
+
+    Blurring a little into the distance breaks its plateaus (a thin blob is
+    all ridge), so that each blob has one peak, at its middle: the score is
+    ``dist + 0.5 * blur(dist)``, and a peak is a 5x5 maximum of the score.
+    Most of the view is bare felt, so this runs tile by tile, skipping
+    tiles with nothing high enough; each tile carries a margin wide enough
+    that its own pixels come out exactly as from the whole image.
+    """
+    height, width = dist.shape
+    high = dist >= min_dist
+    kernel = np.ones((5, 5), np.uint8)
+    found_rows, found_cols, found_scores = [], [], []
+    for r0 in range(0, height, _PEAK_TILE_PX):
+        r1 = min(r0 + _PEAK_TILE_PX, height)
+        for c0 in range(0, width, _PEAK_TILE_PX):
+            c1 = min(c0 + _PEAK_TILE_PX, width)
+            if not high[r0:r1, c0:c1].any():
+                continue
+            top, left = max(r0 - _PEAK_HALO_PX, 0), max(c0 - _PEAK_HALO_PX, 0)
+            bottom = min(r1 + _PEAK_HALO_PX, height)
+            right = min(c1 + _PEAK_HALO_PX, width)
+            sub = np.ascontiguousarray(dist[top:bottom, left:right])
+            score = sub + 0.5 * cv2.GaussianBlur(sub, (0, 0), 1.5)
+            peaks = (sub >= min_dist) & (score >= cv2.dilate(score, kernel))
+            # Only the tile's own pixels: the margin belongs to its neighbours.
+            inner = peaks[r0 - top : r1 - top, c0 - left : c1 - left]
+            found = cv2.findNonZero(inner.view(np.uint8))
+            if found is None:
+                continue
+            rows, cols = found[:, 0, 1], found[:, 0, 0]
+            found_scores.append(score[rows + (r0 - top), cols + (c0 - left)])
+            found_rows.append(rows + r0)
+            found_cols.append(cols + c0)
+    if not found_rows:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, np.zeros(0, dtype=np.float32)
+    rows_all = np.concatenate(found_rows).astype(np.intp)
+    cols_all = np.concatenate(found_cols).astype(np.intp)
+    scores_all = np.concatenate(found_scores).astype(np.float32)
+    # Row-major order, as a search of the whole image gives them (ties in
+    # strength are then broken the same way).
+    order = np.lexsort((cols_all, rows_all))
+    return rows_all[order], cols_all[order], scores_all[order]
 
 
 # --------------------------------------------------------------------------

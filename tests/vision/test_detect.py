@@ -16,7 +16,12 @@ import pytest
 
 from calibration.camera import CameraModel
 from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
-from vision.detect import UnreadableImageError, detect_winks, estimate_radius_bias
+from vision.detect import (
+    UnreadableImageError,
+    _distance_peaks,
+    detect_winks,
+    estimate_radius_bias,
+)
 from vision.detections import WinkDetections
 
 FELT_BGR = (118.0, 140.0, 152.0)
@@ -340,3 +345,21 @@ def test_sample_image_isolated_winks_are_found_within_a_millimetre() -> None:
         best = int(np.argmin(dist))
         assert dist[best] < 1.0, wink.id
         assert found.colour[best] is wink.colour, wink.id
+
+
+def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
+    # Discs, a bar and a ring placed across tile borders (tiles are 128 px)
+    # and at the image's edges; the whole-image search is the known answer.
+    mask = np.zeros((300, 410), np.uint8)
+    for centre, radius in (((128, 128), 9), ((255, 60), 6), ((3, 200), 8), ((405, 296), 7)):
+        cv2.circle(mask, centre, radius, 1, -1)
+    cv2.rectangle(mask, (120, 250), (300, 256), 1, -1)
+    cv2.circle(mask, (300, 150), 14, 1, 5)
+    dist = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    score = dist + 0.5 * cv2.GaussianBlur(dist, (0, 0), 1.5)
+    whole = (dist >= 1.0) & (score >= cv2.dilate(score, np.ones((5, 5), np.uint8)))
+    rows, cols = np.nonzero(whole)
+    got_rows, got_cols, got_score = _distance_peaks(dist, 1.0)
+    np.testing.assert_array_equal(got_rows, rows)
+    np.testing.assert_array_equal(got_cols, cols)
+    np.testing.assert_array_equal(got_score, score[rows, cols])
