@@ -318,17 +318,6 @@ def mat_edge_contrast(image_bgr: npt.NDArray[np.uint8], context: FrameContext) -
     return float(np.median(contrasts))
 
 
-def _half_turned(camera: CameraModel) -> CameraModel:
-    """The same camera in the mat frame turned through 180 degrees about the pot."""
-    return CameraModel(
-        image_size_wh=camera.image_size_wh,
-        camera_matrix=camera.camera_matrix.copy(),
-        dist_coeffs=camera.dist_coeffs.copy(),
-        rotation=camera.rotation @ np.diag([-1.0, -1.0, 1.0]),
-        translation_mm=camera.translation_mm.copy(),
-    )
-
-
 #: Side of the cells whose median felt colour is the local background, in
 #: shrunk pixels (24 x 8 = 192 full-frame pixels, about 250-300 mm on the mat
 #: at 1080p: larger than a hand).
@@ -617,7 +606,7 @@ def analyze_frame(
             if found[Colour.BLUE][1] < 0:
                 # The calibration picked the turned frame: turn it back so that
                 # blue's corner has y > 0 (the canonical frame).
-                camera = _half_turned(camera)
+                camera = camera.with_half_turn()
                 used = replace(used, mat_xy_mm=-used.mat_xy_mm)
                 hidden = tuple(replace(r, mat_polygon_mm=-r.mat_polygon_mm) for r in hidden)
                 found = {c: (-x, -y) for c, (x, y) in found.items()}

@@ -13,7 +13,6 @@ from vision.detections import WinkDetections
 from vision.pipeline import (
     MatNotVisibleError,
     StillCameraAnalyzer,
-    _half_turned,
     analyze_frame,
     prepare_context,
 )
@@ -206,7 +205,7 @@ def test_unplayed_winks_fix_the_orientation_the_calibration_could_not_read() -> 
     ]
     image = render(camera, unplayed)
     # The calibration picked the frame turned through 180 degrees and says so.
-    turned = _half_turned(camera)
+    turned = camera.with_half_turn()
     seen_turned = [SceneWink(w.colour, w.size, -w.x_mm, -w.y_mm) for w in unplayed]
 
     class Unsure:
