@@ -8,18 +8,23 @@ clear (|separation| >= 2 mm) and marginal pairs, marginal pairs flagged
 uncertain or called wrong, the rate of exact tiddly counts, and the time per
 image, followed by a profile of the frame analysis.
 
-Two detection sources:
+Three detection sources:
 
 * ``image``: the project's detector (``vision.detect.detect_winks``) on the
   photo, through :func:`vision.pipeline.analyze_frame` with the scene's camera;
 * ``gt``: detections made from the ground truth with noise on the centres
   (clearly labelled): everything after detection -- which wink is on top
   (from the real photo), parallax, squops, statuses, potted inference -- is
-  measured on its own.
+  measured on its own;
+* ``calibrated``: ``image`` with the camera from ``calibration.calibrate`` on
+  the photo itself. The mat looks the same turned through 180 degrees, so a
+  frame whose orientation neither calibration nor the unplayed winks could
+  tell is compared with the ground truth in the half-turn it was analysed in;
+  the orientation is reported on its own line (right, wrong, unknown).
 
 Usage::
 
-    .venv/bin/python benchmarks/vision.py [--source gt|image|both] [DIR ...]
+    .venv/bin/python benchmarks/vision.py [--source gt|image|calibrated|both|all] [DIR ...]
 """
 
 from __future__ import annotations
@@ -197,6 +202,10 @@ class Tally:
     cpu_ms: list[float] = field(default_factory=list)
     stage_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     confusions: Counter[str] = field(default_factory=Counter)
+    orientation_right: int = 0
+    orientation_wrong: int = 0
+    orientation_unknown: int = 0
+    orientation_unknown_turned: int = 0
 
 
 def _gt_separation(scene: Scene, a: str, b: str) -> float:
@@ -299,6 +308,84 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
     tally.exact_tiddlies += board.tiddlies == gt_tiddlies
 
 
+def half_turned_scene(scene: Scene) -> Scene:
+    """The ground truth turned through 180 degrees about the pot (the mat's symmetry).
+
+    Every mat point ``(x, y, z)`` goes to ``(-x, -y, z)``; the camera does not
+    move, so the same pixels see the same winks.
+    """
+
+    def rot2(p: Sequence[float]) -> tuple[float, float]:
+        return (-p[0], -p[1])
+
+    def rot3(p: Sequence[float]) -> tuple[float, float, float]:
+        return (-p[0], -p[1], p[2])
+
+    baselines = tuple(
+        b.model_copy(update={"corner": rot2(b.corner), "p1": rot2(b.p1), "p2": rot2(b.p2)})
+        for b in scene.baselines
+    )
+    winks = tuple(
+        w.model_copy(update={"centre_mm": rot3(w.centre_mm), "axis": rot3(w.axis)})
+        for w in scene.winks
+    )
+    pot = (
+        None
+        if scene.pot is None
+        else scene.pot.model_copy(update={"centre_mm": rot3(scene.pot.centre_mm)})
+    )
+    return scene.model_copy(
+        update={
+            "camera": scene.camera.with_half_turn(),
+            "baselines": baselines,
+            "winks": winks,
+            "pot": pot,
+        }
+    )
+
+
+def camera_is_half_turned(scene: Scene, camera: object) -> bool:
+    """Whether ``camera`` maps the frame into the ground truth's mat frame turned by 180 degrees.
+
+    Compares where both put the mat points the ground truth's camera sees: a
+    good calibration lands within millimetres of them in one of the two
+    half-turns and about a metre off in the other.
+    """
+    grid = np.stack(
+        np.meshgrid(np.linspace(-900.0, 900.0, 19), np.linspace(-450.0, 450.0, 9)), -1
+    ).reshape(-1, 2)
+    px = scene.camera.mat_to_image(np.hstack([grid, np.zeros((len(grid), 1))]))
+    w_px, h_px = scene.camera.image_size_wh
+    seen = (px[:, 0] >= 0) & (px[:, 0] < w_px) & (px[:, 1] >= 0) & (px[:, 1] < h_px)
+    back = camera.image_to_mat(px[seen], 0.0)  # type: ignore[attr-defined]
+    same = float(np.median(np.hypot(*(back - grid[seen]).T)))
+    turned = float(np.median(np.hypot(*(back + grid[seen]).T)))
+    return turned < same
+
+
+def score_analysis(scene: Scene, analysis: FrameAnalysis, tally: Tally) -> None:
+    """Score a frame's analysis, in the half-turn it was seen in when that could not be known.
+
+    The mat looks the same turned through 180 degrees; only the corner
+    colours or the unplayed winks tell the turns apart. When the analysis
+    says it could not tell (``orientation_known`` False) the board is compared
+    with the ground truth in the half-turn its camera used, and the frame is
+    counted as of unknown orientation. When it claims to know, the board is
+    compared as it stands, so a wrong claim costs every wink (and is counted).
+    """
+    turned = analysis.camera is not None and camera_is_half_turned(scene, analysis.camera)
+    if not analysis.orientation_known:
+        tally.orientation_unknown += 1
+        tally.orientation_unknown_turned += turned
+        if turned:
+            scene = half_turned_scene(scene)
+    elif turned:
+        tally.orientation_wrong += 1
+    else:
+        tally.orientation_right += 1
+    score_frame(scene, analysis.board, tally)
+
+
 def _pct(num: float, den: float) -> str:
     return "n/a" if den == 0 else f"{100.0 * num / den:.1f}% ({int(num)}/{int(den)})"
 
@@ -326,6 +413,9 @@ def report(name: str, t: Tally) -> str:
         f"{t.marginal_flagged}, confidently wrong {_pct(t.marginal_confident_wrong, t.marginal)}, "
         f"wrong for a missed wink {t.marginal_missed}",
         f"exact tiddlies        {_pct(t.exact_tiddlies, t.images)}",
+        f"orientation           known and right {t.orientation_right}, known and WRONG "
+        f"{t.orientation_wrong}, unknown {t.orientation_unknown} (of which "
+        f"{t.orientation_unknown_turned} turned: scored in that half-turn)",
         f"time per frame ms     wall median {statistics.median(times):.1f} (max "
         f"{max(times):.1f}), CPU median {statistics.median(t.cpu_ms):.1f}; stages (wall): "
         + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in t.stage_ms.items())
@@ -487,7 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tallies[key].cpu_ms.append(cpu)
                 for stage, value in analysis.timings_ms.items():
                     tallies[key].stage_ms[stage].append(value)
-                score_frame(scene, analysis.board, tallies[key])
+                score_analysis(scene, analysis, tallies[key])
         for key in sorted(tallies):
             print(report(key, tallies[key]))
         if total_nomat:

@@ -477,6 +477,10 @@ class FrameAnalysis:
         The camera in the frame the board is in: the calibration's, or that
         turned through 180 degrees when the unplayed winks showed the
         calibration had picked the turned frame.
+    orientation_known : bool
+        False when neither the calibration (corner colours) nor the unplayed
+        winks showed which corner is blue's: the board may then be turned
+        through 180 degrees.
     """
 
     board: Board
@@ -487,6 +491,7 @@ class FrameAnalysis:
     reviews: tuple[str, ...]
     timings_ms: dict[str, float] = field(default_factory=dict)
     camera: CameraModel | None = None
+    orientation_known: bool = True
 
 
 def _default_detector() -> Detector:
@@ -591,7 +596,8 @@ def analyze_frame(
             f"y={region.mat_polygon_mm[:, 1].mean():.0f} mm): winks there are not reported"
         )
     corners = context.corners_mm
-    if not context.orientation_known:
+    orientation_known = context.orientation_known
+    if not orientation_known:
         found = corners_from_unplayed(used.mat_xy_mm, list(used.colour)) if len(used) else None
         if found is None:
             notes.append(
@@ -611,6 +617,7 @@ def analyze_frame(
                 hidden = tuple(replace(r, mat_polygon_mm=-r.mat_polygon_mm) for r in hidden)
                 found = {c: (-x, -y) for c, (x, y) in found.items()}
             corners = found
+            orientation_known = True
     if context.mat_out_of_view_fraction > 0.005:
         notes.append(
             f"{100 * context.mat_out_of_view_fraction:.0f}% of the mat is outside the frame: "
@@ -638,6 +645,7 @@ def analyze_frame(
         reviews=assembly.reviews,
         timings_ms=timings,
         camera=camera,
+        orientation_known=orientation_known,
     )
 
 
@@ -704,6 +712,7 @@ class StillCameraAnalyzer:
                     reviews=self._last.reviews,
                     timings_ms=timings,
                     camera=self._last.camera,
+                    orientation_known=self._last.orientation_known,
                 )
         previous = self._last.board if self._last is not None else None
         analysis = analyze_frame(

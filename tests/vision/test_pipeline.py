@@ -220,6 +220,29 @@ def test_unplayed_winks_fix_the_orientation_the_calibration_could_not_read() -> 
     blue = [w for w in placed if w.colour is B]
     assert all(w.x_mm < 0 < w.y_mm for w in blue)  # back in the canonical frame
     assert any("showed which corner is whose" in n for n in analysis.notes)
+    assert analysis.orientation_known
+
+
+def test_analysis_says_the_orientation_is_unknown_when_no_winks_settle_it() -> None:
+    camera = overhead_camera()
+    played = [SceneWink(B, S, -200.0, 100.0), SceneWink(R, S, 300.0, -50.0)]
+    image = render(camera, played)
+    turned = camera.with_half_turn()
+
+    class Unsure:
+        def __init__(self) -> None:
+            self.camera = turned
+            self.orientation_known = False
+            self.corners_mm = None
+
+    seen_turned = [SceneWink(w.colour, w.size, -w.x_mm, -w.y_mm) for w in played]
+    analysis = analyze_frame(image, Unsure(), detections=detections_for(turned, seen_turned))
+    # Nothing behind the baselines: the frame stays as the calibration picked it, and says so.
+    assert not analysis.orientation_known
+    assert analysis.camera is not None
+    assert np.allclose(analysis.camera.rotation, turned.rotation)
+    known = analyze_frame(image, camera, detections=detections_for(camera, played))
+    assert known.orientation_known
 
 
 def test_a_wink_seen_at_the_pots_rim_is_flagged_but_one_touching_its_base_is_not() -> None:

@@ -87,3 +87,40 @@ def test_hand_over_a_rendered_mat_is_reported_hidden() -> None:
     regions = analyze_frame(hand, context, detections=WinkDetections.empty()).hidden_regions
     assert len(regions) == 1
     assert regions[0].contains_mat_xy([[300.0, -150.0]]).tolist() == [True]
+
+
+class _CalibrationOfUnknownOrientation:
+    """What ``calibrate`` gives when it cannot read the corner colours."""
+
+    def __init__(self, camera) -> None:  # type: ignore[no-untyped-def]
+        self.camera = camera
+        self.orientation_known = False
+        self.corners_mm = None
+
+
+@pytest.mark.parametrize(
+    ("orientation_known", "matched_at_least", "tally_field"),
+    [
+        # Unknown and not settled (one unplayed wink): compared in the half-turn it was seen in.
+        (False, 20, "orientation_unknown"),
+        # Claimed known but turned: a real error, scored as it stands (nothing matches).
+        (True, 0, "orientation_wrong"),
+    ],
+)
+def test_benchmark_scores_a_turned_frame_only_when_its_orientation_is_unknown(
+    orientation_known: bool, matched_at_least: int, tally_field: str
+) -> None:
+    from benchmarks.vision import Tally, score_analysis
+
+    image, scene = _load("overhead_00104")  # one unplayed wink: too few to fix the orientation
+    scene = to_canonical_frame(scene)
+    calibration = _CalibrationOfUnknownOrientation(scene.camera.with_half_turn())
+    calibration.orientation_known = orientation_known
+    analysis = analyze_frame(image, prepare_context(calibration))
+    assert analysis.orientation_known is orientation_known
+    tally = Tally()
+    score_analysis(scene, analysis, tally)
+    assert getattr(tally, tally_field) == 1
+    assert tally.matched >= matched_at_least
+    if orientation_known:
+        assert tally.matched == 0
