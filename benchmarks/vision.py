@@ -57,7 +57,7 @@ from rules.board import (  # noqa: E402
     Colour,
     WinkStatus,
 )
-from tools.groundtruth import Scene, load_scene, to_canonical_frame  # noqa: E402
+from tools.groundtruth import Scene, half_turned, load_scene, to_canonical_frame  # noqa: E402
 from vision.detections import WinkDetections  # noqa: E402
 from vision.pipeline import (  # noqa: E402
     FrameAnalysis,
@@ -308,42 +308,6 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
     tally.exact_tiddlies += board.tiddlies == gt_tiddlies
 
 
-def half_turned_scene(scene: Scene) -> Scene:
-    """The ground truth turned through 180 degrees about the pot (the mat's symmetry).
-
-    Every mat point ``(x, y, z)`` goes to ``(-x, -y, z)``; the camera does not
-    move, so the same pixels see the same winks.
-    """
-
-    def rot2(p: Sequence[float]) -> tuple[float, float]:
-        return (-p[0], -p[1])
-
-    def rot3(p: Sequence[float]) -> tuple[float, float, float]:
-        return (-p[0], -p[1], p[2])
-
-    baselines = tuple(
-        b.model_copy(update={"corner": rot2(b.corner), "p1": rot2(b.p1), "p2": rot2(b.p2)})
-        for b in scene.baselines
-    )
-    winks = tuple(
-        w.model_copy(update={"centre_mm": rot3(w.centre_mm), "axis": rot3(w.axis)})
-        for w in scene.winks
-    )
-    pot = (
-        None
-        if scene.pot is None
-        else scene.pot.model_copy(update={"centre_mm": rot3(scene.pot.centre_mm)})
-    )
-    return scene.model_copy(
-        update={
-            "camera": scene.camera.with_half_turn(),
-            "baselines": baselines,
-            "winks": winks,
-            "pot": pot,
-        }
-    )
-
-
 def camera_is_half_turned(scene: Scene, camera: object) -> bool:
     """Whether ``camera`` maps the frame into the ground truth's mat frame turned by 180 degrees.
 
@@ -378,7 +342,7 @@ def score_analysis(scene: Scene, analysis: FrameAnalysis, tally: Tally) -> None:
         tally.orientation_unknown += 1
         tally.orientation_unknown_turned += turned
         if turned:
-            scene = half_turned_scene(scene)
+            scene = half_turned(scene)
     elif turned:
         tally.orientation_wrong += 1
     else:

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from calibration.camera import CameraModel
@@ -300,15 +299,16 @@ def to_canonical_frame(scene: Scene) -> Scene:
     """
     if scene.blue_corner_mm[1] > 0:
         return scene
-    half_turn = np.diag([-1.0, -1.0, 1.0])
-    cam = scene.camera
-    camera = CameraModel(
-        image_size_wh=cam.image_size_wh,
-        camera_matrix=cam.camera_matrix.copy(),
-        dist_coeffs=cam.dist_coeffs.copy(),
-        rotation=cam.rotation @ half_turn,
-        translation_mm=cam.translation_mm.copy(),
-    )
+    return half_turned(scene)
+
+
+def half_turned(scene: Scene) -> Scene:
+    """The ground truth turned through 180 degrees about the pot (the mat's symmetry).
+
+    Every mat point ``(x, y, z)`` goes to ``(-x, -y, z)``; the camera does not
+    move (:meth:`CameraModel.with_half_turn`), so the same pixels see the same
+    winks and every ``pixel_centre`` stays valid.
+    """
     info = dict(scene.camera_info)
     if "position_mm" in info:
         info["position_mm"] = list(_rot3(tuple(info["position_mm"])))
@@ -327,7 +327,7 @@ def to_canonical_frame(scene: Scene) -> Scene:
     )
     return scene.model_copy(
         update={
-            "camera": camera,
+            "camera": scene.camera.with_half_turn(),
             "camera_info": info,
             "baselines": baselines,
             "winks": winks,
