@@ -83,16 +83,49 @@ def load_image(path: str | Path) -> UInt8Array:
         When the file is missing or not a readable image.
     """
     p = Path(path)
+    if p.is_dir():
+        raise UnreadableImageError(
+            f"cannot read image {str(p)!r}: it is a folder; give the photo file inside it"
+        )
     if not p.is_file():
-        raise UnreadableImageError(f"cannot read image {str(p)!r}: no such file")
-    data = np.fromfile(str(p), dtype=np.uint8)
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+        raise UnreadableImageError(
+            f"cannot read image {str(p)!r}: no such file (it does not exist); check the path"
+        )
+    try:
+        data = np.fromfile(str(p), dtype=np.uint8)
+    except OSError as exc:
+        raise UnreadableImageError(
+            f"cannot read image {str(p)!r}: {exc.strerror or exc}; check its permissions"
+        ) from None
+    if not data.size:
+        raise UnreadableImageError(
+            f"cannot read image {str(p)!r}: the file is empty; copy the photo again"
+        )
+    # libjpeg decodes a cut-off JPEG without complaint (grey below the cut), which
+    # would then be analysed as if the mat ended there; a JPEG must end in EOI.
+    if data[:2].tobytes() == _JPEG_SOI and _JPEG_EOI not in data[-_JPEG_TAIL_BYTES:].tobytes():
+        raise UnreadableImageError(
+            f"cannot read image {str(p)!r}: the JPEG is truncated (incomplete download or "
+            "copy); copy the photo again"
+        )
+    try:
+        image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    except cv2.error:
+        # OpenCV raises rather than returning None for some malformed headers
+        # and for images past its pixel-count limit.
+        image = None
     if image is None:
         raise UnreadableImageError(
             f"cannot read image {str(p)!r}: not a readable image (corrupt or unsupported format); "
             "save it again as JPEG or PNG"
         )
     return np.asarray(image, np.uint8)
+
+
+_JPEG_SOI = b"\xff\xd8"
+_JPEG_EOI = b"\xff\xd9"
+# Some cameras pad after EOI; a few KiB of tail covers that.
+_JPEG_TAIL_BYTES = 4096
 
 
 def _check_image(image_bgr: object) -> UInt8Array:

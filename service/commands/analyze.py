@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 from rich.console import Console
@@ -23,6 +22,7 @@ from rich.table import Table
 from calibration.camera import CameraModel
 from rules.board import Colour, WinkStatus
 from service.commands.review import load_photo
+from service.outputs import check_output_path, write_image_atomic
 from vision.annotate import annotate_frame
 from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context
 
@@ -164,6 +164,13 @@ def run(
         Unreadable photo, unusable calibration file, no mat in the photo,
         or a photo the calibration does not fit.
     """
+    if annotate_path is not None:
+        check_output_path(
+            annotate_path,
+            option="--annotate",
+            inputs=[image_path, *filter(None, [calibration_path])],
+            image=True,
+        )
     image = load_photo(image_path)
     corners = None
     if calibration_path is not None:
@@ -182,8 +189,7 @@ def run(
             hidden_regions=analysis.hidden_regions,
             notes=analysis.notes,
         )
-        if not cv2.imwrite(str(annotate_path), np.ascontiguousarray(drawn)):
-            raise OSError(f"cannot write the annotated image to {str(annotate_path)!r}")
+        write_image_atomic(annotate_path, np.asarray(drawn, np.uint8), option="--annotate")
     if json_output:
         return json.dumps(analysis_json(analysis), indent=2)
     return table_text(analysis)

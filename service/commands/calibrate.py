@@ -19,9 +19,11 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from calibration import Calibration, calibrate, load_image
+from calibration import Calibration, calibrate
 from calibration.annotate import draw_calibration
 from calibration.result import BadCornersError
+from service.commands.review import load_photo
+from service.outputs import check_output_path, write_image_atomic, write_text_atomic
 
 
 class CameraUnavailableError(ValueError):
@@ -138,6 +140,15 @@ def describe(cal: Calibration) -> str:
     return "\n".join(lines)
 
 
+def default_picture_path(output: Path, inputs: list[Path]) -> Path:
+    """``calib.json`` -> ``calib.png``, unless that would overwrite the photo or the output."""
+    picture = output.with_suffix(".png")
+    taken = [output, *inputs]
+    if any(picture.resolve() == p.resolve() for p in taken):
+        picture = output.with_name(f"{output.stem}.calibration.png")
+    return picture
+
+
 def run(
     image: Path | None,
     *,
@@ -160,8 +171,14 @@ def run(
     OSError
         When an output file cannot be written.
     """
+    inputs = [image] if image is not None else []
+    check_output_path(output, option="-o", inputs=inputs, make_parent=True)
+    picture = annotate_path if annotate_path is not None else default_picture_path(output, inputs)
+    check_output_path(
+        picture, option="--annotate", inputs=[*inputs, output], image=True, make_parent=True
+    )
     if image is not None and camera_index is None:
-        frame = load_image(image)
+        frame = load_photo(image)
         source = str(image)
     elif camera_index is not None and image is None:
         frame = grab_frame(camera_index)
@@ -170,11 +187,11 @@ def run(
         raise UsageError("give either an IMAGE file or --camera N (exactly one of them)")
     corner_px = parse_corners(corners) if corners is not None else None
     cal = calibrate(frame, corners_image_px=corner_px)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(cal.to_json_dict(), indent=2) + "\n")
-    picture = annotate_path if annotate_path is not None else output.with_suffix(".png")
-    if not cv2.imwrite(str(picture), draw_calibration(frame, cal)):
-        raise OSError(f"cannot write the annotated image {str(picture)!r}")
+    drawn = draw_calibration(frame, cal)
+    write_text_atomic(
+        output, json.dumps(cal.to_json_dict(), indent=2) + "\n", option="-o", make_parent=True
+    )
+    write_image_atomic(picture, drawn, option="--annotate", make_parent=True)
     return "\n".join(
         [
             f"calibrated from {source}",

@@ -23,6 +23,7 @@ from rules.board import Board, Colour, WinkStatus
 from rules.ruleset import get_ruleset
 from rules.scoring import EndedBy, GameFormat, GameScore
 from service.commands.review import load_photo
+from service.outputs import check_output_path, write_image_atomic
 
 
 class BadFormatError(ValueError):
@@ -241,6 +242,8 @@ def run(
     # Check the cheap options first, so a typo fails before any image work.
     get_ruleset(ruleset)
     parse_format(game_format)
+    if annotate_path is not None:
+        check_output_path(annotate_path, option="--annotate", inputs=[photo], image=True)
     image = load_photo(photo)
     calibrate = calibrate or _default_calibrate()
     calibration = calibrate(image)
@@ -260,8 +263,7 @@ def run(
         )
     tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
     if annotate_path is not None:
-        if not cv2.imwrite(str(annotate_path), annotate(image, analysis)):
-            raise ValueError(f"cannot write the annotated image to {str(annotate_path)!r}")
+        write_image_atomic(annotate_path, annotate(image, analysis), option="--annotate")
     if json_output:
         return json.dumps(
             report_json(

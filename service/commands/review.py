@@ -19,6 +19,9 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from calibration import ImageTooSmallError, UnreadableImageError, load_image
+from calibration.mat import MIN_IMAGE_SIDE_PX
+from service.outputs import check_output_path, write_image_atomic
 from vision.review import Verdict, combine, review_photo
 
 
@@ -31,15 +34,23 @@ class BadOptionError(ValueError):
 
 
 def load_photo(path: Path) -> npt.NDArray[np.uint8]:
-    """Read a colour photo, with a clear error when that is impossible."""
-    if not path.exists():
-        raise UnreadablePhotoError(f"photo {str(path)!r} does not exist; check the path")
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if image is None:
-        raise UnreadablePhotoError(
-            f"cannot read {str(path)!r} as an image; give a JPEG or PNG photo"
+    """Read a colour photo, with a clear error when that is impossible.
+
+    Uses the shared loader so every command refuses the same bad files
+    (folders, empty or truncated files, non-images) with the same words.
+    """
+    try:
+        image = load_image(path)
+    except UnreadableImageError as exc:
+        raise UnreadablePhotoError(str(exc)) from None
+    height_px, width_px = image.shape[:2]
+    # Checked here too (calibration checks arrays) so the message can name the file.
+    if min(height_px, width_px) < MIN_IMAGE_SIDE_PX:
+        raise ImageTooSmallError(
+            f"photo {str(path)!r} is only {width_px}x{height_px} pixels; winkref needs at "
+            f"least {MIN_IMAGE_SIDE_PX} pixels on each side: use the camera's full resolution"
         )
-    return np.asarray(image, dtype=np.uint8)
+    return image
 
 
 def parse_pair(text: str | None) -> tuple[str, str] | None:
@@ -232,19 +243,18 @@ def run(
         raise BadOptionError("give either --pair or --near, not both")
     pair_ids = parse_pair(pair)
     near_xy = parse_near(near)
+    if annotate_path is not None:
+        check_output_path(
+            annotate_path, option="--annotate", inputs=[photo, *filter(None, [second])], image=True
+        )
     image = load_photo(photo)
+    image2 = load_photo(second) if second is not None else None
     verdict = review_any(image, pair=pair_ids, near_xy_px=near_xy)
-    if second is not None:
-        image2 = load_photo(second)
+    if image2 is not None:
         # The second photo's labels differ; its disputed pair is the one nearest its centre.
         verdict = combine(verdict, review_any(image2))
     if annotate_path is not None:
-        ok = cv2.imwrite(str(annotate_path), annotate(image, verdict))
-        if not ok:
-            raise UnreadablePhotoError(
-                f"cannot write the annotated image to {str(annotate_path)!r}; use a .png path "
-                "in a folder that exists"
-            )
+        write_image_atomic(annotate_path, annotate(image, verdict), option="--annotate")
     if json_output:
         return json.dumps(verdict_json(verdict), indent=2)
     lines = [verdict.summary]

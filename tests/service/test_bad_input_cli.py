@@ -1,0 +1,163 @@
+"""Hostile and unusual input to every `winkref` subcommand.
+
+Each case must end in one line saying what is wrong with which input and what
+to do, exit status 2, no traceback, and no file the user had lost or changed.
+Images are tiny and made here, so every case fails (correctly) in well under
+a second.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from service.cli import app
+from service.outputs import UnwritableOutputError, write_text_atomic
+
+runner = CliRunner()
+
+
+def _png(path: Path, height_px: int, width_px: int) -> Path:
+    cv2.imwrite(str(path), np.full((height_px, width_px, 3), 90, np.uint8))
+    return path
+
+
+def _file(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _truncated_jpeg(path: Path) -> Path:
+    noise = np.random.default_rng(0).integers(0, 256, (300, 300, 3), dtype=np.uint8)
+    ok, data = cv2.imencode(".jpg", noise)
+    assert ok
+    path.write_bytes(data.tobytes()[: data.size // 2])
+    return path
+
+
+# Each maker builds one bad photo in the test's folder and returns its path.
+BAD_PHOTOS: dict[str, Callable[[Path], Path]] = {
+    "missing": lambda d: d / "absent.jpg",
+    "folder": lambda d: d,
+    "empty": lambda d: _file(d / "empty.jpg", b""),
+    "text": lambda d: _file(d / "notes.jpg", b"not a photo\n"),
+    "binary": lambda d: _file(d / "blob.jpg", bytes(range(256)) * 20),
+    "truncated": lambda d: _truncated_jpeg(d / "cut.jpg"),
+    "one-pixel": lambda d: _png(d / "dot.png", 1, 1),
+    "tiny": lambda d: _png(d / "tiny.png", 20, 20),
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "photo", "expected"),
+    [
+        ("analyze", "missing", "does not exist"),  # typo in the path
+        ("calibrate", "missing", "does not exist"),  # same words in every command
+        ("count", "missing", "does not exist"),  # same words in every command
+        ("review", "missing", "does not exist"),  # same words in every command
+        ("analyze", "folder", "it is a folder"),  # a folder, not "no such file"
+        ("calibrate", "folder", "it is a folder"),  # a folder, not "no such file"
+        ("count", "empty", "the file is empty"),  # zero-byte copy
+        ("review", "empty", "the file is empty"),  # zero-byte copy
+        ("analyze", "text", "not a readable image"),  # text file named .jpg
+        ("count", "binary", "not a readable image"),  # random bytes named .jpg
+        ("analyze", "truncated", "truncated"),  # cut-off download, not "no mat"
+        ("calibrate", "truncated", "truncated"),  # cut-off download
+        ("review", "truncated", "truncated"),  # cut-off download, not a bogus verdict
+        ("count", "one-pixel", "1x1 pixels"),  # 1x1 PNG
+        ("analyze", "tiny", "20x20 pixels"),  # thumbnail
+    ],
+)
+def test_a_bad_photo_is_one_line_naming_it_and_exit_2(
+    tmp_path: Path, command: str, photo: str, expected: str
+) -> None:
+    path = BAD_PHOTOS[photo](tmp_path)
+    args = [command, str(path)]
+    if command == "calibrate":
+        args += ["-o", str(tmp_path / "out" / "calib.json")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expected in result.output
+    assert repr(str(path)) in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # an extension OpenCV has no writer for (was a cv2.error traceback)
+        (["analyze", "{photo}", "--annotate", "{dir}/out.xyz"], "'.xyz'"),
+        (["count", "{photo}", "--annotate", "{dir}/out.xyz"], "'.xyz'"),  # same
+        (["review", "{photo}", "--annotate", "{dir}/out.xyz"], "'.xyz'"),  # same
+        (["calibrate", "{photo}", "-o", "{dir}/c.json", "--annotate", "{dir}/x.xyz"], "'.xyz'"),
+        # no extension at all
+        (["analyze", "{photo}", "--annotate", "{dir}/out"], "(no extension)"),
+        # a folder that does not exist: said before any slow work
+        (["analyze", "{photo}", "--annotate", "{dir}/nowhere/out.png"], "does not exist"),
+        (["review", "{photo}", "--annotate", "{dir}/nowhere/out.png"], "does not exist"),  # same
+        # the output is a folder (was "[Errno 21] Is a directory")
+        (["calibrate", "{photo}", "-o", "{dir}"], "is a folder"),
+        (["count", "{photo}", "--annotate", "{dir}"], "is a folder"),  # same for pictures
+        # writing over the photo being analysed would destroy it
+        (["analyze", "{photo}", "--annotate", "{photo}"], "is the input file itself"),
+        (["count", "{photo}", "--annotate", "{photo}"], "is the input file itself"),  # same
+        (["review", "{photo}", "--annotate", "{photo}"], "is the input file itself"),  # same
+        (["calibrate", "{photo}", "-o", "{photo}"], "is the input file itself"),  # JSON over it
+        (["calibrate", "{photo}", "--annotate", "{photo}"], "is the input file itself"),  # same
+    ],
+)
+def test_an_unusable_output_path_is_refused_and_nothing_is_lost(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    photo = _png(tmp_path / "mat.png", 300, 400)
+    before = photo.read_bytes()
+    filled = [a.format(photo=photo, dir=tmp_path) for a in args]
+    result = runner.invoke(app, filled)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expected in result.output
+    assert photo.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mat.png"]
+
+
+def test_a_failed_calibrate_keeps_the_existing_calibration_file(tmp_path: Path) -> None:
+    photo = _png(tmp_path / "mat.png", 300, 400)
+    existing = tmp_path / "calib.json"
+    existing.write_text('{"kept": true}\n')
+    result = runner.invoke(
+        app, ["calibrate", str(photo), "-o", str(existing), "--annotate", str(tmp_path / "x.bad")]
+    )
+    assert result.exit_code == 2
+    assert existing.read_text() == '{"kept": true}\n'
+
+
+def test_the_default_picture_never_overwrites_the_photo(tmp_path: Path) -> None:
+    # calib.json's picture would be calib.png, which is the photo itself here.
+    from service.commands.calibrate import default_picture_path
+
+    photo = tmp_path / "calib.png"
+    picture = default_picture_path(tmp_path / "calib.json", [photo])
+    assert picture == tmp_path / "calib.calibration.png"
+    assert default_picture_path(tmp_path / "calib.json", []) == tmp_path / "calib.png"
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "calib.json"
+    target.write_text("old\n")
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(UnwritableOutputError, match="calib.json.*No space left"):
+        write_text_atomic(target, "new\n", option="-o")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["calib.json"]
