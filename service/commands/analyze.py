@@ -21,7 +21,7 @@ from rich.table import Table
 
 from calibration.camera import CameraModel
 from rules.board import Colour, WinkStatus
-from service.commands.review import load_photo
+from service.commands.review import load_photo, naming_photo
 from service.outputs import check_output_path, write_image_atomic
 from vision.annotate import annotate_frame
 from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context
@@ -176,11 +176,13 @@ def run(
     if calibration_path is not None:
         calibration, corners = load_calibration(calibration_path)
     else:
-        calibration = (calibrate or _default_calibrate())(image)
+        with naming_photo(image_path):
+            calibration = (calibrate or _default_calibrate())(image)
         if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
             raise ValueError(f"cannot find the mat in {str(image_path)!r}: {calibration.reason}")
     context = prepare_context(calibration, corners_mm=corners)
-    analysis = analyze_frame(image, context)
+    with naming_photo(image_path):
+        analysis = analyze_frame(image, context)
     if annotate_path is not None:
         drawn = annotate_frame(
             image,

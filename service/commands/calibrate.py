@@ -22,7 +22,7 @@ import numpy.typing as npt
 from calibration import Calibration, calibrate
 from calibration.annotate import draw_calibration
 from calibration.result import BadCornersError
-from service.commands.review import load_photo
+from service.commands.review import load_photo, naming_photo
 from service.outputs import check_output_path, write_image_atomic, write_text_atomic
 
 
@@ -32,6 +32,10 @@ class CameraUnavailableError(ValueError):
 
 class UsageError(ValueError):
     """The options contradict each other."""
+
+
+# Hand-clicked corners this close together are one corner clicked twice.
+MIN_CORNER_SEPARATION_PX = 1.0
 
 
 def parse_corners(text: str) -> npt.NDArray[np.float64]:
@@ -53,7 +57,21 @@ def parse_corners(text: str) -> npt.NDArray[np.float64]:
         raise BadCornersError(
             f"--corners {text!r}: expected eight numbers x1,y1,...,x4,y4, got {len(values)}"
         )
-    return np.asarray(values, np.float64).reshape(4, 2)
+    if not all(np.isfinite(values)):
+        raise BadCornersError(
+            f"--corners {text!r}: every coordinate must be a finite number of pixels"
+        )
+    corners_px = np.asarray(values, np.float64).reshape(4, 2)
+    # Two corners on one spot leave the pose undefined (OpenCV's solvePnP then
+    # fails with a message that means nothing to the user).
+    for i in range(4):
+        for j in range(i + 1, 4):
+            if np.hypot(*(corners_px[i] - corners_px[j])) < MIN_CORNER_SEPARATION_PX:
+                raise BadCornersError(
+                    f"--corners {text!r}: corners {i + 1} and {j + 1} are the same point; "
+                    "give the mat's four distinct corners"
+                )
+    return corners_px
 
 
 def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
@@ -64,6 +82,11 @@ def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
     CameraUnavailableError
         When the camera cannot be opened or gives no frame.
     """
+    if camera_index < 0:
+        # OpenCV's V4L backend crashes the process (SIGSEGV) on a negative index.
+        raise CameraUnavailableError(
+            f"--camera {camera_index}: camera numbers start at 0; try --camera 0"
+        )
     # OpenCV logs its own warnings for a missing camera; our message says it better.
     previous = cv2.utils.logging.getLogLevel()
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
@@ -178,7 +201,7 @@ def run(
         picture, option="--annotate", inputs=[*inputs, output], image=True, make_parent=True
     )
     if image is not None and camera_index is None:
-        frame = load_photo(image)
+        frame = load_photo(image, need_colour=False)
         source = str(image)
     elif camera_index is not None and image is None:
         frame = grab_frame(camera_index)
@@ -186,7 +209,8 @@ def run(
     else:
         raise UsageError("give either an IMAGE file or --camera N (exactly one of them)")
     corner_px = parse_corners(corners) if corners is not None else None
-    cal = calibrate(frame, corners_image_px=corner_px)
+    with naming_photo(Path(source)):
+        cal = calibrate(frame, corners_image_px=corner_px)
     drawn = draw_calibration(frame, cal)
     write_text_atomic(
         output, json.dumps(cal.to_json_dict(), indent=2) + "\n", option="-o", make_parent=True

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from rules.board import Board, Colour, WinkStatus
 from rules.ruleset import get_ruleset
 from rules.scoring import EndedBy, GameFormat, GameScore
-from service.commands.review import load_photo
+from service.commands.review import load_photo, naming_photo
 from service.outputs import check_output_path, write_image_atomic
 
 
@@ -246,7 +246,8 @@ def run(
         check_output_path(annotate_path, option="--annotate", inputs=[photo], image=True)
     image = load_photo(photo)
     calibrate = calibrate or _default_calibrate()
-    calibration = calibrate(image)
+    with naming_photo(photo):
+        calibration = calibrate(image)
     if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
         raise ValueError(f"cannot find the mat in {str(photo)!r}: {calibration.reason}")
     corners = getattr(calibration, "corners_image_xy_px", None)
@@ -254,7 +255,8 @@ def run(
         check_single_mat(image, corners)
     from vision.pipeline import analyze_frame
 
-    analysis = analyze_frame(image, calibration)
+    with naming_photo(photo):
+        analysis = analyze_frame(image, calibration)
     board = analysis.board
     if len(analysis.detections) == 0:
         raise NoWinksOnMatError(

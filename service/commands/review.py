@@ -9,9 +9,11 @@ both rims, the overlap (or gap) filled, and the number in mm.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +35,42 @@ class BadOptionError(ValueError):
     """An option value that cannot be parsed."""
 
 
-def load_photo(path: Path) -> npt.NDArray[np.uint8]:
+@contextlib.contextmanager
+def naming_photo(path: Path) -> Iterator[None]:
+    """Put the photo's name in front of any input error raised inside.
+
+    Calibration and vision work on arrays and cannot name the file; a user
+    with several photos needs to know which one had no mat.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if str(path) in str(exc):
+            raise
+        message = f"photo {str(path)!r}: {exc}"
+        try:
+            renamed = type(exc)(message)
+        except TypeError:
+            renamed = ValueError(message)
+        raise renamed from None
+
+
+def _same_photo(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (
+            a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+        )
+    except OSError:
+        return False  # the loader will say what is wrong with the unreadable one
+
+
+def load_photo(path: Path, *, need_colour: bool = True) -> npt.NDArray[np.uint8]:
     """Read a colour photo, with a clear error when that is impossible.
 
     Uses the shared loader so every command refuses the same bad files
     (folders, empty or truncated files, non-images) with the same words.
+    With ``need_colour``, a black-and-white photo is refused: winks are told
+    apart by colour, and without it every wink would silently go unseen.
     """
     try:
         image = load_image(path)
@@ -50,7 +83,23 @@ def load_photo(path: Path) -> npt.NDArray[np.uint8]:
             f"photo {str(path)!r} is only {width_px}x{height_px} pixels; winkref needs at "
             f"least {MIN_IMAGE_SIDE_PX} pixels on each side: use the camera's full resolution"
         )
+    if need_colour and _is_black_and_white(image):
+        raise UnreadablePhotoError(
+            f"photo {str(path)!r} is black-and-white; winkref tells the winks apart by "
+            "colour: use the colour photo (turn off any mono or B&W camera mode)"
+        )
     return image
+
+
+def _is_black_and_white(image_bgr: npt.NDArray[np.uint8]) -> bool:
+    # A sparse grid is plenty: a colour photo has unequal channels almost everywhere.
+    grid = image_bgr[::16, ::16].astype(np.int16)
+    spread = np.max(grid, axis=2) - np.min(grid, axis=2)
+    return bool(np.all(spread <= _GREY_CHANNEL_SPREAD))
+
+
+# JPEG chroma rounding leaves grey pixels up to a few levels apart.
+_GREY_CHANNEL_SPREAD = 3
 
 
 def parse_pair(text: str | None) -> tuple[str, str] | None:
@@ -60,6 +109,8 @@ def parse_pair(text: str | None) -> tuple[str, str] | None:
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if len(parts) != 2:
         raise BadOptionError(f"--pair wants two wink ids like W1,W2, but got {text!r}")
+    if parts[0] == parts[1]:
+        raise BadOptionError(f"--pair {text!r} names one wink twice; give two different ids")
     return parts[0], parts[1]
 
 
@@ -247,12 +298,27 @@ def run(
         check_output_path(
             annotate_path, option="--annotate", inputs=[photo, *filter(None, [second])], image=True
         )
+    if second is not None and _same_photo(photo, second):
+        # The same photo twice would count one view as two and halve the stated error.
+        raise BadOptionError(
+            f"--second {str(second)!r} is the same file as the photo; "
+            "give a photo taken from another side"
+        )
     image = load_photo(photo)
+    if near_xy is not None:
+        height_px, width_px = image.shape[:2]
+        if not (0 <= near_xy[0] < width_px and 0 <= near_xy[1] < height_px):
+            raise BadOptionError(
+                f"--near {near!r} is outside the {width_px}x{height_px} photo; "
+                "give a pixel inside it (x across, y down from the top-left corner)"
+            )
     image2 = load_photo(second) if second is not None else None
-    verdict = review_any(image, pair=pair_ids, near_xy_px=near_xy)
-    if image2 is not None:
+    with naming_photo(photo):
+        verdict = review_any(image, pair=pair_ids, near_xy_px=near_xy)
+    if second is not None and image2 is not None:
         # The second photo's labels differ; its disputed pair is the one nearest its centre.
-        verdict = combine(verdict, review_any(image2))
+        with naming_photo(second):
+            verdict = combine(verdict, review_any(image2))
     if annotate_path is not None:
         write_image_atomic(annotate_path, annotate(image, verdict), option="--annotate")
     if json_output:

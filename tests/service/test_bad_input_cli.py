@@ -161,3 +161,56 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(
         write_text_atomic(target, "new\n", option="-o")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["calib.json"]
+
+
+def _colour_png(path: Path) -> Path:
+    # Felt-green with a red patch: colour, but no mat and no winks.
+    image = np.full((300, 400, 3), (40, 120, 40), np.uint8)
+    image[100:150, 100:150] = (30, 30, 200)
+    cv2.imwrite(str(path), image)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # one corner clicked twice (was OpenCV's bare "solvePnP failed")
+        (["calibrate", "{photo}", "--corners", "10,10,10,10,300,200,10,200"], "the same point"),
+        # not-a-number coordinates (was "lie outside the image")
+        (["calibrate", "{photo}", "--corners", "nan,1,2,3,4,5,6,7"], "finite number"),
+        # a negative camera number (was a SIGSEGV inside OpenCV)
+        (["calibrate", "--camera", "-1"], "camera numbers start at 0"),
+        # the same wink twice, refused before any image work
+        (["review", "{photo}", "--pair", "W1,W1"], "names one wink twice"),
+        # a pixel off the photo (was "nearest pair 137982 px away")
+        (["review", "{photo}", "--near", "99999,5"], "outside the 400x300 photo"),
+        (["review", "{photo}", "--near", "-5,-5"], "outside the 400x300 photo"),  # negative
+        # the photo as its own second view would halve the stated error
+        (["review", "{photo}", "--second", "{photo}"], "same file as the photo"),
+        (["review", "{photo}", "--second", "{copy}"], "same file as the photo"),  # a byte copy
+        # a black-and-white photo (was "no winks found ... check the light")
+        (["analyze", "{grey}"], "is black-and-white"),
+        (["count", "{grey}"], "is black-and-white"),  # same
+        (["review", "{grey}"], "is black-and-white"),  # same
+        # errors from calibration or vision now say which photo
+        (["count", "{photo}"], "photo '{photo}': no mat found"),
+        (["analyze", "{photo}"], "photo '{photo}': no mat found"),  # same
+        (["review", "{photo}"], "photo '{photo}': no "),  # same (which complaint is vision's)
+    ],
+)
+def test_a_bad_option_or_unusable_photo_is_one_line_and_exit_2(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    photo = _colour_png(tmp_path / "mat.png")
+    copy = _file(tmp_path / "copy.png", photo.read_bytes())
+    grey = tmp_path / "grey.png"
+    cv2.imwrite(str(grey), np.full((300, 400), 120, np.uint8))
+    names = {"photo": photo, "copy": copy, "grey": grey}
+    filled = [a.format(**names) for a in args]
+    if args[0] == "calibrate":
+        filled += ["-o", str(tmp_path / "c.json")]
+    result = runner.invoke(app, filled)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expected.format(**names) in result.output
+    assert not (tmp_path / "c.json").exists()

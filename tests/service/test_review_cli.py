@@ -51,10 +51,11 @@ def test_text_verdict_names_the_pair_and_the_number(squop_photo: Path) -> None:
     assert "mm" in result.output
 
 
-def test_second_photo_is_combined(squop_photo: Path) -> None:
-    result = runner.invoke(
-        app, ["review", str(squop_photo), "--second", str(squop_photo), "--json"]
-    )
+def test_second_photo_is_combined(squop_photo: Path, tmp_path: Path) -> None:
+    # The same pair seen from the opposite side: the photo turned half round.
+    other_side = tmp_path / "other_side.png"
+    cv2.imwrite(str(other_side), cv2.rotate(cv2.imread(str(squop_photo)), cv2.ROTATE_180))
+    result = runner.invoke(app, ["review", str(squop_photo), "--second", str(other_side), "--json"])
     assert result.exit_code == 0, result.output
     assert any("second photo" in n for n in json.loads(result.output)["notes"])
 
