@@ -35,8 +35,46 @@ class CalibrationUnavailableError(ValueError):
     """No --calibration was given and calibration from the image is not installed."""
 
 
+_CALIBRATION_HINT = "make one with `winkref calibrate PHOTO -o calib.json`"
+
+
 def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, float]] | None]:
     """A calibration (or bare camera) and the corners, from a JSON file.
+
+    Every failure, however malformed the file, is a :class:`CalibrationFileError`
+    that names the file and says how to make a good one.
+
+    Raises
+    ------
+    CalibrationFileError
+        When the file is missing, not JSON, or has no usable camera.
+    """
+    if path.is_dir():
+        raise CalibrationFileError(
+            f"calibration file {str(path)!r} is a folder; give the JSON file inside it"
+        )
+    try:
+        return _read_calibration(path)
+    except CalibrationFileError as exc:
+        raise CalibrationFileError(f"{exc}; {_CALIBRATION_HINT}") from None
+    except RecursionError:
+        raise CalibrationFileError(
+            f"{str(path)!r} is nested too deeply to be a calibration file; {_CALIBRATION_HINT}"
+        ) from None
+    except (UnicodeDecodeError, OSError) as exc:
+        raise CalibrationFileError(
+            f"cannot read calibration file {str(path)!r} ({exc}); {_CALIBRATION_HINT}"
+        ) from None
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        # Wrong types anywhere in a hand-edited file: say which file, not where in our code.
+        raise CalibrationFileError(
+            f"{str(path)!r} is not a usable calibration file "
+            f"({type(exc).__name__}: {exc}); {_CALIBRATION_HINT}"
+        ) from None
+
+
+def _read_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, float]] | None]:
+    """The parsing behind :func:`load_calibration`.
 
     Accepts the calibration step's own file when it can read it, any JSON
     object with a ``camera`` block (``width``, ``height``, ``K``, ``dist``,

@@ -65,6 +65,28 @@ def _next_line(nxt: NextTurn) -> str:
     return text + "."
 
 
+_FORMAT_HINT = "the format is in docs/board-contract.md, 'Game record (RECORD.json)'"
+
+
+def _load(record_path: Path) -> Any:
+    """The loader's record, with its errors told in full (what to do, too)."""
+    if record_path.is_dir():
+        raise IllegalRecordError(
+            f"record file {str(record_path)!r} is a folder; give the RECORD.json file inside it"
+        )
+    try:
+        return load_record(record_path)
+    except RecursionError:
+        # json (and pydantic) recurse per nesting level; no real record nests deeply.
+        raise IllegalRecordError(
+            f"{str(record_path)!r} is nested too deeply to be a game record; {_FORMAT_HINT}"
+        ) from None
+    except IllegalRecordError as exc:
+        if "does not exist" in str(exc):
+            raise IllegalRecordError(f"{exc}; check the path") from None
+        raise IllegalRecordError([*exc.problems, _FORMAT_HINT]) from None
+
+
 def run(record_path: Path, *, json_output: bool = False) -> str:
     """Replay ``record_path`` and return what to print.
 
@@ -73,7 +95,7 @@ def run(record_path: Path, *, json_output: bool = False) -> str:
     rules.record.IllegalRecordError
         For a missing, unreadable or invalid record (a ``ValueError``).
     """
-    record = load_record(record_path)
+    record = _load(record_path)
     try:
         game, nxt = replay_record(record)
     except IllegalRecordError as exc:

@@ -8,6 +8,7 @@ a second.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -214,3 +215,93 @@ def test_a_bad_option_or_unusable_photo_is_one_line_and_exit_2(
     assert "Traceback" not in result.output
     assert expected.format(**names) in result.output
     assert not (tmp_path / "c.json").exists()
+
+
+# A valid camera block: 1920x1080, 2 m straight above the mat.
+CAMERA_1920 = {
+    "width": 1920,
+    "height": 1080,
+    "K": [[1500, 0, 960], [0, 1500, 540], [0, 0, 1]],
+    "dist": [0, 0, 0, 0, 0],
+    "R": [[1, 0, 0], [0, -1, 0], [0, 0, -1]],
+    "t": [0, 0, 2000],
+}
+
+# Each maker writes one malformed JSON file and returns its path.
+BAD_JSON: dict[str, Callable[[Path], Path]] = {
+    "missing": lambda d: d / "absent.json",
+    "folder": lambda d: d,
+    "not-json": lambda d: _file(d / "bad.json", b"{not json"),
+    "binary": lambda d: _file(d / "blob.json", b"\xff\xfe\x00 garbage"),
+    "list": lambda d: _file(d / "list.json", b"[1, 2, 3]"),
+    "empty-object": lambda d: _file(d / "empty.json", b"{}"),
+    "deep": lambda d: _file(d / "deep.json", b"[" * 100_000 + b"]" * 100_000),
+    "camera-not-object": lambda d: _file(d / "cam.json", b'{"camera": 5}'),
+    "corners-wrong-type": lambda d: _file(
+        d / "corners.json", json.dumps({"camera": CAMERA_1920, "corners_mm": {"blue": 5}}).encode()
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("json_file", "expected"),
+    [
+        ("missing", "does not exist; check the path"),  # typo in the path
+        ("folder", "is a folder"),  # was "[Errno 21] Is a directory"
+        ("not-json", "is not valid JSON"),  # now with where the format is described
+        ("binary", "cannot read record file"),  # not UTF-8 text
+        ("list", "expected a JSON object, got list"),  # a JSON list
+        ("empty-object", "squidge_off_winner: Field required"),  # {}
+        ("deep", "nested too deeply"),  # was a RecursionError traceback
+    ],
+)
+def test_replay_of_a_malformed_record_is_one_line_and_exit_2(
+    tmp_path: Path, json_file: str, expected: str
+) -> None:
+    path = BAD_JSON[json_file](tmp_path)
+    result = runner.invoke(app, ["replay", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expected in result.output
+    assert str(path) in result.output
+    if json_file not in ("missing", "folder"):
+        assert "docs/board-contract.md" in result.output  # what to do: the format
+
+
+@pytest.mark.parametrize(
+    ("json_file", "expected"),
+    [
+        ("missing", "does not exist"),  # typo in the path
+        ("folder", "is a folder"),  # was "[Errno 21] Is a directory", no file named
+        ("not-json", "is not JSON"),  # invalid JSON
+        ("binary", "cannot read calibration file"),  # was a bare codec error, no file named
+        ("list", "holds no JSON object"),  # a JSON list
+        ("empty-object", "camera block is missing"),  # {}
+        ("deep", "nested too deeply"),  # was a RecursionError traceback
+        ("camera-not-object", "'camera' is not an object"),  # wrong type
+        ("corners-wrong-type", "not a usable calibration file"),  # was possible TypeError
+    ],
+)
+def test_analyze_with_a_malformed_calibration_is_one_line_and_exit_2(
+    tmp_path: Path, json_file: str, expected: str
+) -> None:
+    photo = _colour_png(tmp_path / "mat.png")
+    cal_dir = tmp_path / "cal"
+    cal_dir.mkdir()
+    path = BAD_JSON[json_file](cal_dir)
+    result = runner.invoke(app, ["analyze", str(photo), "--calibration", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expected in result.output
+    assert repr(str(path)) in result.output
+    if json_file != "folder":
+        assert "winkref calibrate" in result.output  # what to do: make a good one
+
+
+def test_analyze_with_a_calibration_for_another_image_size_says_so(tmp_path: Path) -> None:
+    cal = _file(tmp_path / "cal.json", json.dumps({"camera": CAMERA_1920}).encode())
+    photo = _colour_png(tmp_path / "mat.png")
+    result = runner.invoke(app, ["analyze", str(photo), "--calibration", str(cal)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "400x300" in result.output and "1920x1080" in result.output
