@@ -72,7 +72,8 @@ def _load(record_path: Path) -> Any:
     """The loader's record, with its errors told in full (what to do, too)."""
     if record_path.is_dir():
         raise IllegalRecordError(
-            f"record file {str(record_path)!r} is a folder; give the RECORD.json file inside it"
+            f"cannot read record file {str(record_path)!r}: it is a folder; "
+            "give the RECORD.json file inside it"
         )
     try:
         return load_record(record_path)
