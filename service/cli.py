@@ -10,11 +10,13 @@ exit status 2.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 
 app = typer.Typer(
@@ -26,16 +28,40 @@ app = typer.Typer(
 )
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERNAL_ERROR = 1
 
 
 @contextlib.contextmanager
 def _user_errors() -> Iterator[None]:
-    """Turn input errors into one clear line and exit status 2."""
+    """Turn input errors into one clear line and exit status 2.
+
+    Anything else is a bug in winkref, not the user's fault: one line saying
+    so (exit 1), with the traceback only when ``WINKREF_DEBUG`` is set.
+    """
     try:
         yield
     except (ValueError, OSError) as exc:
         typer.echo(f"winkref: error: {exc}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
+    except MemoryError:
+        typer.echo(
+            "winkref: error: not enough memory for this input; "
+            "scale the photo down (a 12-megapixel photo is plenty) and try again",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    except (typer.Exit, typer.Abort, click.ClickException):
+        raise
+    except Exception as exc:
+        if os.environ.get("WINKREF_DEBUG"):
+            raise
+        typer.echo(
+            f"winkref: internal error ({type(exc).__name__}: {exc}); this is a bug in "
+            "winkref, not your input: please report it with the command and files used "
+            "(run with WINKREF_DEBUG=1 to see the traceback)",
+            err=True,
+        )
+        raise typer.Exit(EXIT_INTERNAL_ERROR) from None
 
 
 @app.callback()

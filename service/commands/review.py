@@ -85,8 +85,8 @@ def load_photo(path: Path, *, need_colour: bool = True) -> npt.NDArray[np.uint8]
         )
     if need_colour and _is_black_and_white(image):
         raise UnreadablePhotoError(
-            f"photo {str(path)!r} is black-and-white; winkref tells the winks apart by "
-            "colour: use the colour photo (turn off any mono or B&W camera mode)"
+            f"photo {str(path)!r} has no colour in it (black-and-white, or all one grey); "
+            "winkref tells the winks apart by colour: use a colour photo taken in good light"
         )
     return image
 

@@ -190,9 +190,9 @@ def _colour_png(path: Path) -> Path:
         (["review", "{photo}", "--second", "{photo}"], "same file as the photo"),
         (["review", "{photo}", "--second", "{copy}"], "same file as the photo"),  # a byte copy
         # a black-and-white photo (was "no winks found ... check the light")
-        (["analyze", "{grey}"], "is black-and-white"),
-        (["count", "{grey}"], "is black-and-white"),  # same
-        (["review", "{grey}"], "is black-and-white"),  # same
+        (["analyze", "{grey}"], "has no colour in it"),
+        (["count", "{grey}"], "has no colour in it"),  # same
+        (["review", "{grey}"], "has no colour in it"),  # same
         # errors from calibration or vision now say which photo
         (["count", "{photo}"], "photo '{photo}': no mat found"),
         (["analyze", "{photo}"], "photo '{photo}': no mat found"),  # same
@@ -305,3 +305,32 @@ def test_analyze_with_a_calibration_for_another_image_size_says_so(tmp_path: Pat
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert "400x300" in result.output and "1920x1080" in result.output
+
+
+@pytest.mark.parametrize(
+    ("raised", "exit_code", "expected"),
+    [
+        (MemoryError(), 2, "not enough memory"),  # a photo too big for this machine: input
+        (RuntimeError("boom"), 1, "internal error (RuntimeError: boom)"),  # a bug, said so
+        (KeyError("x"), 1, "this is a bug in winkref"),  # any other escaped exception
+    ],
+)
+def test_an_unexpected_exception_is_one_line_not_a_traceback(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: BaseException,
+    exit_code: int,
+    expected: str,
+) -> None:
+    from service.commands import replay
+
+    def explode(*args: object, **kwargs: object) -> str:
+        raise raised
+
+    monkeypatch.setattr(replay, "run", explode)
+    monkeypatch.delenv("WINKREF_DEBUG", raising=False)
+    result = runner.invoke(app, ["replay", str(tmp_path / "r.json")])
+    assert result.exit_code == exit_code, result.output
+    assert "Traceback" not in result.output
+    assert expected in result.output
+    assert len(result.output.strip().splitlines()) == 1
