@@ -87,6 +87,11 @@ def load_image(path: str | Path) -> UInt8Array:
         raise UnreadableImageError(
             f"cannot read image {str(p)!r}: it is a folder; give the photo file inside it"
         )
+    if p.exists() and not p.is_file():
+        raise UnreadableImageError(
+            f"cannot read image {str(p)!r}: it is not a regular file (a device or pipe); "
+            "save the photo to a file and give that"
+        )
     if not p.is_file():
         raise UnreadableImageError(
             f"cannot read image {str(p)!r}: no such file (it does not exist); check the path"

@@ -64,7 +64,7 @@ def check_output_path(
     for source in inputs:
         if _same_file(path, source):
             raise UnwritableOutputError(
-                f"{where} is the input file itself and would be overwritten; "
+                f"{where} would overwrite {str(source)!r}, which this command also uses; "
                 "give a different file name"
             )
     if image and not (path.suffix and cv2.haveImageWriter(f"x{path.suffix}")):

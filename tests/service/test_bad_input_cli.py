@@ -45,6 +45,7 @@ def _truncated_jpeg(path: Path) -> Path:
 # Each maker builds one bad photo in the test's folder and returns its path.
 BAD_PHOTOS: dict[str, Callable[[Path], Path]] = {
     "missing": lambda d: d / "absent.jpg",
+    "device": lambda d: Path(os.devnull),
     "folder": lambda d: d,
     "empty": lambda d: _file(d / "empty.jpg", b""),
     "text": lambda d: _file(d / "notes.jpg", b"not a photo\n"),
@@ -73,6 +74,7 @@ BAD_PHOTOS: dict[str, Callable[[Path], Path]] = {
         ("review", "truncated", "truncated"),  # cut-off download, not a bogus verdict
         ("count", "one-pixel", "1x1 pixels"),  # 1x1 PNG
         ("analyze", "tiny", "20x20 pixels"),  # thumbnail
+        ("count", "device", "not a regular file"),  # /dev/null was "does not exist"
     ],
 )
 def test_a_bad_photo_is_one_line_naming_it_and_exit_2(
@@ -106,11 +108,13 @@ def test_a_bad_photo_is_one_line_naming_it_and_exit_2(
         (["calibrate", "{photo}", "-o", "{dir}"], "is a folder"),
         (["count", "{photo}", "--annotate", "{dir}"], "is a folder"),  # same for pictures
         # writing over the photo being analysed would destroy it
-        (["analyze", "{photo}", "--annotate", "{photo}"], "is the input file itself"),
-        (["count", "{photo}", "--annotate", "{photo}"], "is the input file itself"),  # same
-        (["review", "{photo}", "--annotate", "{photo}"], "is the input file itself"),  # same
-        (["calibrate", "{photo}", "-o", "{photo}"], "is the input file itself"),  # JSON over it
-        (["calibrate", "{photo}", "--annotate", "{photo}"], "is the input file itself"),  # same
+        (["analyze", "{photo}", "--annotate", "{photo}"], "would overwrite"),
+        (["count", "{photo}", "--annotate", "{photo}"], "would overwrite"),  # same
+        (["review", "{photo}", "--annotate", "{photo}"], "would overwrite"),  # same
+        (["calibrate", "{photo}", "-o", "{photo}"], "would overwrite"),  # JSON over it
+        (["calibrate", "{photo}", "--annotate", "{photo}"], "would overwrite"),  # same
+        # the picture over the calibration file just being written
+        (["calibrate", "{photo}", "-o", "{dir}/c.json", "--annotate", "{dir}/c.json"], "overwrite"),
     ],
 )
 def test_an_unusable_output_path_is_refused_and_nothing_is_lost(
