@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import numpy.typing as npt
 
 from rules.board import Board, Colour, WinkStatus
 from rules.ruleset import get_ruleset
-from rules.scoring import EndedBy, GameFormat, GameScore
+from rules.scoring import EndedBy, GameFormat, GameScore, format_points
 from service.commands.review import load_photo, naming_photo
 from service.outputs import check_output_path, write_image_atomic
 
@@ -122,12 +121,6 @@ def count_board(
     return tiddly_counts, rules.score_by_tiddlies(tiddly_counts, fmt, EndedBy.TIME)
 
 
-def _points_text(value: Fraction) -> str:
-    from rules.scoring import format_points
-
-    return format_points(value)
-
-
 def report_json(
     board: Board,
     tiddly_counts: dict[Colour, int],
@@ -140,8 +133,8 @@ def report_json(
     return {
         "tiddlies": {c.value: int(n) for c, n in tiddly_counts.items()},
         "counts": colour_counts(board),
-        "points": {c.value: _points_text(p) for c, p in score.points.items()},
-        "score": {p.value: _points_text(s) for p, s in score.score.items()},
+        "points": {c.value: format_points(p) for c, p in score.points.items()},
+        "score": {p.value: format_points(s) for p, s in score.score.items()},
         "notation": score.notation,
         "uncertain": [w.id for w in board.winks if w.uncertain],
         "notes": list(notes),
@@ -168,9 +161,9 @@ def report_text(
         lines.append(
             f"{colour.value:8} {row['potted']:>6} {row['free']:>5} {row['squopped']:>5} "
             f"{row['unplayed']:>5} {row['off']:>4} {tiddly_counts[colour]:>8} "
-            f"{_points_text(score.points[colour]):>6}"
+            f"{format_points(score.points[colour]):>6}"
         )
-    sides = ", ".join(f"{p.value} {_points_text(s)}" for p, s in score.score.items())
+    sides = ", ".join(f"{p.value} {format_points(s)}" for p, s in score.score.items())
     lines.append(f"game score {score.notation} ({sides})")
     unsure = [w for w in board.winks if w.uncertain]
     if unsure:
