@@ -19,6 +19,7 @@ import numpy.typing as npt
 from rich.console import Console
 from rich.table import Table
 
+from calibration import calibrate as calibrate_from_photo
 from calibration.camera import CameraModel
 from rules.board import Colour, WinkStatus
 from service.commands.review import load_photo, naming_photo
@@ -29,10 +30,6 @@ from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context
 
 class CalibrationFileError(ValueError):
     """A calibration file that cannot be used."""
-
-
-class CalibrationUnavailableError(ValueError):
-    """No --calibration was given and calibration from the image is not installed."""
 
 
 _CALIBRATION_HINT = "make one with `winkref calibrate PHOTO -o calib.json`"
@@ -123,16 +120,6 @@ def _read_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, flo
     return camera, corners
 
 
-def _default_calibrate() -> Callable[[npt.NDArray[np.uint8]], Any]:
-    try:
-        from calibration import calibrate
-    except ImportError:
-        raise CalibrationUnavailableError(
-            "calibration from the image is not available in this build; pass --calibration FILE"
-        ) from None
-    return calibrate
-
-
 def analysis_json(analysis: FrameAnalysis) -> dict[str, Any]:
     """The board JSON, plus what the frame could not show (extra keys are allowed)."""
     out = analysis.board.to_json_dict()
@@ -215,7 +202,7 @@ def run(
         calibration, corners = load_calibration(calibration_path)
     else:
         with naming_photo(image_path):
-            calibration = (calibrate or _default_calibrate())(image)
+            calibration = (calibrate or calibrate_from_photo)(image)
         if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
             raise ValueError(f"cannot find the mat in {str(image_path)!r}: {calibration.reason}")
     context = prepare_context(calibration, corners_mm=corners)

@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from calibration import calibrate as calibrate_from_photo
 from rules.board import Board, Colour, WinkStatus
 from rules.ruleset import get_ruleset
 from rules.scoring import EndedBy, GameFormat, GameScore, format_points
@@ -37,10 +38,6 @@ class NoWinksOnMatError(ValueError):
     """No wink was found on the mat."""
 
 
-class CalibrationUnavailableError(ValueError):
-    """The mat calibration step is not installed in this build."""
-
-
 def parse_format(name: str) -> GameFormat:
     """``"pairs"`` -> :attr:`GameFormat.PAIRS`, with a clear error otherwise."""
     try:
@@ -48,17 +45,6 @@ def parse_format(name: str) -> GameFormat:
     except ValueError:
         known = ", ".join(repr(f.value) for f in GameFormat)
         raise BadFormatError(f"unknown game format {name!r}; known formats: {known}") from None
-
-
-def _default_calibrate() -> Callable[[npt.NDArray[np.uint8]], Any]:
-    try:
-        from calibration import calibrate  # type: ignore[attr-defined]
-    except ImportError:
-        raise CalibrationUnavailableError(
-            "mat calibration is not available in this build, so the photo cannot be "
-            "counted; update winkref"
-        ) from None
-    return calibrate  # type: ignore[no-any-return]
 
 
 def check_single_mat(image_bgr: npt.NDArray[np.uint8], mat_corners_px: npt.ArrayLike) -> None:
@@ -238,7 +224,7 @@ def run(
     if annotate_path is not None:
         check_output_path(annotate_path, option="--annotate", inputs=[photo], image=True)
     image = load_photo(photo)
-    calibrate = calibrate or _default_calibrate()
+    calibrate = calibrate or calibrate_from_photo
     with naming_photo(photo):
         calibration = calibrate(image)
     if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
