@@ -123,24 +123,16 @@ def draw_calibration(image_bgr: UInt8Array, cal: Calibration) -> UInt8Array:
         f"sigma {cal.mapping_sigma_mm:.2f} mm, baselines {sum(b.found for b in cal.baselines)}/4, "
         f"orientation {'known' if cal.orientation_known else 'UNKNOWN'}"
     )
-    cv2.putText(
-        out,
-        caption,
-        (10, 30 * thick),
-        cv2.FONT_HERSHEY_SIMPLEX,
-        font_scale * 1.2,
-        (0, 0, 0),
-        thick + 2,
-        cv2.LINE_AA,
-    )
-    cv2.putText(
-        out,
-        caption,
-        (10, 30 * thick),
-        cv2.FONT_HERSHEY_SIMPLEX,
-        font_scale * 1.2,
-        (255, 255, 255),
-        thick,
-        cv2.LINE_AA,
-    )
+    # White over a wider black stroke stays readable on any background.
+    for colour, stroke in (((0, 0, 0), thick + 2), ((255, 255, 255), thick)):
+        cv2.putText(
+            out,
+            caption,
+            (10, 30 * thick),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            font_scale * 1.2,
+            colour,
+            stroke,
+            cv2.LINE_AA,
+        )
     return out
