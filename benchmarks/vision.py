@@ -57,7 +57,7 @@ from rules.board import (  # noqa: E402
     Colour,
     WinkStatus,
 )
-from tools.groundtruth import Scene, half_turned, load_scene, to_canonical_frame  # noqa: E402
+from tools.groundtruth import GtWink, Scene, half_turned, load_scene, to_canonical_frame  # noqa: E402
 from vision.detections import WinkDetections  # noqa: E402
 from vision.pipeline import (  # noqa: E402
     FrameAnalysis,
@@ -76,10 +76,8 @@ MATCH_RADIUS_MM = 8.0
 # --------------------------------------------------------------------------
 
 
-def _top_face_centre(w: object) -> np.ndarray:
-    centre = np.asarray(w.centre_mm, float)  # type: ignore[attr-defined]
-    axis = np.asarray(w.axis, float)  # type: ignore[attr-defined]
-    return centre + axis * w.thickness_mm / 2  # type: ignore[attr-defined]
+def _top_face_centre(w: GtWink) -> np.ndarray:
+    return np.asarray(w.centre_mm, float) + np.asarray(w.axis, float) * w.thickness_mm / 2
 
 
 def _visible_rim_fraction(scene: Scene, wink_id: str) -> float:
