@@ -39,6 +39,7 @@ from vision.squop import (
 )
 from vision.status import (
     DEFAULT_CORNERS_MM,
+    SMALL_WINK_RADIUS_MM,
     beyond_mat_edge_mm,
     infer_potted,
     own_unplayed_triangle,
@@ -50,7 +51,6 @@ from vision.status import (
 FloatArray = npt.NDArray[np.float64]
 
 LARGE_WINK_RADIUS_MM = WinkSize.LARGE.diameter_mm / 2
-SMALL_WINK_RADIUS_MM = WinkSize.SMALL.diameter_mm / 2
 
 #: A previous frame's wink keeps its id when it is seen within this distance.
 TRACK_RADIUS_MM = 30.0
