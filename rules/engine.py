@@ -436,7 +436,7 @@ class Game:
         s.due_announced = True
         if s.must_free is not None and colour not in s.must_free.colours:
             due = colour.next()
-            if any(_is_free(w) for w in s.board.of_colour(due)):
+            if self.ruleset.can_play(s.board, due):
                 kept = due.value  # the second sentence of 22.5.2
             else:
                 kept = " or ".join(c.value for c in s.must_free.colours)
@@ -586,14 +586,13 @@ class Game:
                 s.squop_up = None
         elif s.must_free is not None and colour not in s.must_free.colours:
             squopped = s.must_free
-            opp_free = [w for c in squopped.colours for w in s.board.of_colour(c) if _is_free(w)]
-            if not opp_free:
+            if not any(self.ruleset.can_play(s.board, c) for c in squopped.colours):
                 reason = (
                     FailureToFree.NO_OPPONENT_WINK_FREE,
                     f"no {_both(squopped)} wink was left free",
                 )
-            elif s.keep_free_colour is not None and not any(
-                _is_free(w) for w in s.board.of_colour(s.keep_free_colour)
+            elif s.keep_free_colour is not None and not self.ruleset.can_play(
+                s.board, s.keep_free_colour
             ):
                 reason = (
                     FailureToFree.NEXT_COLOUR_NOT_KEPT_FREE,
@@ -945,7 +944,7 @@ class Game:
         ends_21 = self.ruleset.all_unpotted_squopped(s.board)
         if s.squop_up is not None and person not in s.squop_up.squopped.colours:
             squopped = s.squop_up.squopped
-            freed = any(_is_free(w) for c in squopped.colours for w in s.board.of_colour(c))
+            freed = any(self.ruleset.can_play(s.board, c) for c in squopped.colours)
             if freed or newly_out or game_over or ends_21:
                 # A pot-out lifts every squop (20.1), so name the pot first.
                 how = (
@@ -977,7 +976,7 @@ class Game:
         if s.must_free is None or person in s.must_free.colours:
             return
         due = person.next()
-        if due in s.must_free.colours and any(_is_free(w) for w in s.board.of_colour(due)):
+        if due in s.must_free.colours and self.ruleset.can_play(s.board, due):
             s.keep_free_colour = due
 
     def _announce_squops(self, prev: Board, board: Board) -> None:
@@ -1149,11 +1148,6 @@ class Game:
 
 
 # ---- board helpers -------------------------------------------------------------
-
-
-def _is_free(w: Wink) -> bool:
-    """Rule 8.3: neither potted nor squopped (unplayed and off winks are free too)."""
-    return w.status in (WinkStatus.FREE, WinkStatus.UNPLAYED, WinkStatus.OFF)
 
 
 def _unchanged(prev: Board, new: Board) -> bool:
