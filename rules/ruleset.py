@@ -226,19 +226,12 @@ class Ruleset:
     @staticmethod
     def squopped_up(board: Board, partnership: Partnership) -> bool:
         """Rule 22.1: the partnership has unpotted winks and every one is squopped."""
-        unpotted = [
-            w
-            for c in partnership.colours
-            for w in board.of_colour(c)
-            if w.status is not WinkStatus.POTTED
-        ]
-        return bool(unpotted) and all(w.status is WinkStatus.SQUOPPED for w in unpotted)
+        return _unpotted_all_squopped(w for c in partnership.colours for w in board.of_colour(c))
 
     @staticmethod
     def all_unpotted_squopped(board: Board) -> bool:
         """Rule 21: some wink is unpotted and every unpotted wink is squopped."""
-        unpotted = [w for w in board.winks if w.status is not WinkStatus.POTTED]
-        return bool(unpotted) and all(w.status is WinkStatus.SQUOPPED for w in unpotted)
+        return _unpotted_all_squopped(board.winks)
 
     # ---- scoring (19-21, 24.4) --------------------------------------------
 
@@ -273,6 +266,12 @@ class Ruleset:
         """Rule 20: the game ends once both colours of one partnership have potted out."""
         done = set(potted_out)
         return any(set(p.colours) <= done for p in Partnership)
+
+
+def _unpotted_all_squopped(winks: Iterable[Wink]) -> bool:
+    """Some of ``winks`` is unpotted, and every unpotted one is squopped."""
+    unpotted = [w for w in winks if w.status is not WinkStatus.POTTED]
+    return bool(unpotted) and all(w.status is WinkStatus.SQUOPPED for w in unpotted)
 
 
 class Etwa2012(Ruleset):
