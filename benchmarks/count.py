@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from calibration.camera import CameraModel  # noqa: E402
 from service.commands import count as count_cmd  # noqa: E402
+from tools.groundtruth import load_scene  # noqa: E402
 
 DEFAULT_FOLDERS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
 
@@ -42,11 +42,11 @@ def main(argv: list[str]) -> int:
             gt_path = jpg.with_suffix(".json")
             if not gt_path.exists():
                 continue
-            gt = json.loads(gt_path.read_text())
-            truth = {c: v["tiddlies"] for c, v in gt["counts"].items()}
+            scene = load_scene(gt_path)
+            truth = {c.value: v.tiddlies for c, v in scene.counts.items()}
             calibrate = None
             if gt_camera:
-                camera = CameraModel.from_json_dict(gt["camera"])
+                camera = scene.camera
 
                 def calibrate(_image, camera=camera):  # noqa: ANN001, ANN202
                     return camera
