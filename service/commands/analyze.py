@@ -22,8 +22,8 @@ from rich.table import Table
 from calibration import calibrate as calibrate_from_photo
 from calibration.camera import CameraModel
 from rules.board import Colour, WinkStatus
-from service.commands.review import load_photo, naming_photo
 from service.outputs import check_output_path, write_image_atomic
+from service.photos import load_photo, naming_photo
 from vision.annotate import annotate_frame
 from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context
 

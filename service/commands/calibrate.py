@@ -22,8 +22,8 @@ import numpy.typing as npt
 from calibration import Calibration, calibrate
 from calibration.annotate import draw_calibration
 from calibration.result import BadCornersError
-from service.commands.review import load_photo, naming_photo
 from service.outputs import check_output_path, write_image_atomic, write_text_atomic
+from service.photos import load_photo, naming_photo
 
 
 class CameraUnavailableError(ValueError):

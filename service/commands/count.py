@@ -22,8 +22,8 @@ from calibration import calibrate as calibrate_from_photo
 from rules.board import Board, Colour, WinkStatus
 from rules.ruleset import get_ruleset
 from rules.scoring import EndedBy, GameFormat, GameScore, format_points
-from service.commands.review import load_photo, naming_photo
 from service.outputs import check_output_path, write_image_atomic
+from service.photos import load_photo, naming_photo
 
 
 class BadFormatError(ValueError):
