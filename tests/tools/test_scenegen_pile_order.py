@@ -7,27 +7,14 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from tools.groundtruth import GtWink, Scene
+from tests.tools.solids import solid_from_truth
+from tools.groundtruth import Scene
 from tools.scenegen import generate_scene, pixel_and_in_image
 from tools.scenegen.geometry import WinkSolid, mid_plane_z, plan_polygon, rim_points
 
 _HUE_DEG = {"red": 0.0, "yellow": 55.0, "green": 120.0, "blue": 220.0}
 # Pixels this close to an outline mix two colours through anti-aliasing and lens blur.
 _EDGE_PX = 2
-
-
-def _solid(w: GtWink) -> WinkSolid:
-    return WinkSolid(
-        id=w.id,
-        colour=w.colour,
-        size=w.size,
-        radius_mm=w.diameter_mm / 2,
-        thickness_mm=w.thickness_mm,
-        bevel_mm=w.bevel_mm,
-        centre_mm=w.centre_mm,
-        axis=w.axis,
-        placement="potted" if w.status.value == "potted" else "played",
-    )
 
 
 def _fill_mask(cam: CameraModel, points_mm: np.ndarray, hw: tuple[int, int]) -> np.ndarray:
@@ -59,7 +46,7 @@ def _upper_colour_share(scene: Scene, image_bgr: np.ndarray) -> list[tuple[str, 
     hw = (image_bgr.shape[0], image_bgr.shape[1])
     hsv = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2HSV_FULL)
     hue_deg = hsv[..., 0].astype(np.float64) * 360.0 / 256.0
-    solids = {w.id: _solid(w) for w in scene.winks}
+    solids = {w.id: solid_from_truth(w) for w in scene.winks}
     silhouettes = {
         wid: _silhouette(scene.camera, s, hw)
         for wid, s in solids.items()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from rules.board import BASELINE_DISTANCE_MM, Colour, WinkSize
+from tests.tools.solids import solid_from_truth
 from tools.groundtruth import Scene, load_scene
 from tools.scenegen import generate_scene
 from tools.scenegen.geometry import WinkSolid, compute_facts, signed_plan_gap
@@ -20,21 +21,7 @@ MAT_SCENES = [p for p in SCENES if not p.stem.startswith("nomat")]
 
 
 def _solids(scene: Scene) -> list[WinkSolid]:
-    placement = {"potted": "potted", "unplayed": "unplayed"}
-    return [
-        WinkSolid(
-            id=w.id,
-            colour=w.colour,
-            size=w.size,
-            radius_mm=w.diameter_mm / 2,
-            thickness_mm=w.thickness_mm,
-            bevel_mm=w.bevel_mm,
-            centre_mm=w.centre_mm,
-            axis=w.axis,
-            placement=placement.get(w.status.value, "played"),
-        )
-        for w in scene.winks
-    ]
+    return [solid_from_truth(w) for w in scene.winks]
 
 
 def test_sample_set_covers_every_profile() -> None:
