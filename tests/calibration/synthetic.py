@@ -24,6 +24,20 @@ WINK_BGR = {
 }
 
 
+def mat_grid_mm(n_long: int, n_short: int) -> npt.NDArray[np.float64]:
+    """(n_long * n_short, 2) points in mm evenly covering the mat, edges included."""
+    return np.stack(
+        [
+            g.ravel()
+            for g in np.meshgrid(
+                np.linspace(-HALF_LENGTH_MM, HALF_LENGTH_MM, n_long),
+                np.linspace(-HALF_WIDTH_MM, HALF_WIDTH_MM, n_short),
+            )
+        ],
+        axis=1,
+    )
+
+
 def look_at_camera(
     size_wh: tuple[int, int],
     position_mm: tuple[float, float, float],

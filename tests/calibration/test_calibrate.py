@@ -17,15 +17,9 @@ from calibration import (
 )
 from calibration.fit import MAT_CORNERS_MM
 from rules.board import Colour
-from tests.calibration.synthetic import look_at_camera, render_mat
+from tests.calibration.synthetic import look_at_camera, mat_grid_mm, render_mat
 
-GRID_MM = np.stack(
-    [
-        g.ravel()
-        for g in np.meshgrid(np.linspace(-914.4, 914.4, 31), np.linspace(-457.2, 457.2, 15))
-    ],
-    axis=1,
-)
+GRID_MM = mat_grid_mm(31, 15)
 SIZE_WH = (800, 450)
 
 

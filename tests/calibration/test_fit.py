@@ -16,15 +16,9 @@ from calibration.fit import (
     initial_camera,
 )
 from rules.board import BASELINE_DISTANCE_MM
-from tests.calibration.synthetic import look_at_camera
+from tests.calibration.synthetic import look_at_camera, mat_grid_mm
 
-GRID_MM = np.stack(
-    [
-        g.ravel()
-        for g in np.meshgrid(np.linspace(-914.4, 914.4, 21), np.linspace(-457.2, 457.2, 11))
-    ],
-    axis=1,
-)
+GRID_MM = mat_grid_mm(21, 11)
 
 
 @pytest.mark.parametrize(

@@ -11,16 +11,11 @@ import pytest
 from calibration import Calibration, calibrate, load_image
 from calibration.fit import MAT_CORNERS_MM
 from rules.board import Colour
+from tests.calibration.synthetic import mat_grid_mm
 from tools.groundtruth import load_scene, to_canonical_frame
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
-GRID_MM = np.stack(
-    [
-        g.ravel()
-        for g in np.meshgrid(np.linspace(-914.4, 914.4, 61), np.linspace(-457.2, 457.2, 31))
-    ],
-    axis=1,
-)
+GRID_MM = mat_grid_mm(61, 31)
 
 
 @cache
