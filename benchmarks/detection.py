@@ -63,7 +63,8 @@ def evaluate(scene: Scene, found: WinkDetections, match_mm: float) -> dict[str, 
     errors = cost[rows, cols]
     colour_ok = [found.colour[j] is gt[i].colour for i, j in zip(rows, cols, strict=True)]
     size_ok = [found.size[j] is gt[i].size for i, j in zip(rows, cols, strict=True)]
-    missed = [gt[i] for i in range(len(gt)) if i not in set(rows.tolist())]
+    matched_gt = set(rows.tolist())
+    missed = [gt[i] for i in range(len(gt)) if i not in matched_gt]
     wrong_size = [
         f"{gt[i].id}(arc {found.rim_visible_fraction[j]:.2f})"
         for i, j in zip(rows, cols, strict=True)
