@@ -145,26 +145,18 @@ def annotate(image_bgr: npt.NDArray[np.uint8], verdict: Verdict) -> npt.NDArray[
     cv2.polylines(crop, [to_crop(pts_b)], True, (40, 40, 40), 2, cv2.LINE_AA, 3)
     for wk in (a, b):
         c = (np.asarray(wk.ellipse.centre_xy_px) - [x0, y0]) * scale
-        cv2.putText(
-            crop,
-            wk.id,
-            (int(c[0]) - 20, int(c[1]) + 10),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            1.0,
-            (255, 255, 255),
-            3,
-            cv2.LINE_AA,
-        )
-        cv2.putText(
-            crop,
-            wk.id,
-            (int(c[0]) - 20, int(c[1]) + 10),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            1.0,
-            (0, 0, 0),
-            1,
-            cv2.LINE_AA,
-        )
+        # A white halo under black text reads on any wink colour.
+        for ink, thickness in (((255, 255, 255), 3), ((0, 0, 0), 1)):
+            cv2.putText(
+                crop,
+                wk.id,
+                (int(c[0]) - 20, int(c[1]) + 10),
+                cv2.FONT_HERSHEY_SIMPLEX,
+                1.0,
+                ink,
+                thickness,
+                cv2.LINE_AA,
+            )
     lines = textwrap.wrap(verdict.summary, width=max(20, int(crop.shape[1] / 13)))
     band = np.full((20 + 30 * len(lines), crop.shape[1], 3), 255, np.uint8)
     for k, line in enumerate(lines):
