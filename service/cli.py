@@ -67,8 +67,8 @@ def _user_errors() -> Iterator[None]:
 @app.callback()
 def _root() -> None:
     """A computer-vision referee for tiddlywinks."""
-    # An explicit callback keeps `winkref replay ...` a subcommand even while
-    # replay is the only command (typer would otherwise collapse the group).
+    # An explicit callback keeps every command a subcommand whatever their
+    # number (typer collapses a one-command app), and gives `--help` its text.
 
 
 def _emit(text: str) -> None:
