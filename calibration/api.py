@@ -164,14 +164,14 @@ def _error_for(failure: CalibrationFailure) -> ValueError:
 
 
 def _fit(
-    image_bgr: UInt8Array,
+    image_lab: npt.NDArray[np.float32],
     outline_px: FloatArray,
     dist_coeffs: FloatArray | None,
     *,
     manual: bool = False,
 ) -> MatFit | CalibrationFailure:
     try:
-        result = fit_from_outline(image_bgr, outline_px, dist_coeffs=dist_coeffs)
+        result = fit_from_outline(image_lab, outline_px, dist_coeffs=dist_coeffs)
     except TooFewPointsError as exc:
         return CalibrationFailure(
             FailureReason.FIT_FAILED,
@@ -212,7 +212,7 @@ def _fit(
             "baselines are in view, or give the four corners by hand",
         )
     corners = fit.camera.mat_to_image(MAT_CORNERS_MM)
-    h, w = image_bgr.shape[:2]
+    h, w = image_lab.shape[:2]
     margin = 1.0
     outside = (
         (corners[:, 0] < -margin)
@@ -257,9 +257,10 @@ def _auto_fit(image_bgr: UInt8Array, dist_coeffs: FloatArray | None) -> MatFit |
     if isinstance(found, CalibrationFailure):
         return found
     quads, partial_in_view = found
+    image_lab = image_lab_float(image_bgr)
     failures: list[CalibrationFailure] = []
     for quad in quads:
-        fitted = _fit(image_bgr, quad.corners_image_xy_px, dist_coeffs)
+        fitted = _fit(image_lab, quad.corners_image_xy_px, dist_coeffs)
         if isinstance(fitted, MatFit):
             return fitted
         failures.append(fitted)
@@ -344,7 +345,7 @@ def calibrate(
     else:
         outline = _parse_corners(corners_image_px, (w, h))
         method = "manual-corners"
-        mat = _fit(image, outline, dist, manual=True)
+        mat = _fit(image_lab_float(image), outline, dist, manual=True)
     if isinstance(mat, CalibrationFailure):
         raise _error_for(mat)
     return _finish(image, mat, method)

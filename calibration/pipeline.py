@@ -212,7 +212,7 @@ def _robust_sigma(values: FloatArray) -> float:
 
 
 def fit_from_outline(
-    image_bgr: npt.NDArray[np.uint8],
+    image_lab: npt.NDArray[np.float32],
     outline_image_px: FloatArray,
     *,
     dist_coeffs: FloatArray | None = None,
@@ -221,15 +221,16 @@ def fit_from_outline(
 
     Parameters
     ----------
-    image_bgr : (H, W, 3) uint8 ndarray
+    image_lab : (H, W, 3) float32 ndarray
+        The image as :func:`image_lab_float` gives it (made once per image by the
+        caller, which tries several outlines on it).
     outline_image_px : (4, 2) ndarray
         The mat's corners in order around it (clockwise in the image), within a
         few pixels.
     dist_coeffs : (5,) ndarray, optional
         Known lens distortion; estimated from the edges when not given.
     """
-    h, w = image_bgr.shape[:2]
-    image_lab = image_lab_float(image_bgr)
+    h, w = image_lab.shape[:2]
     quick = []
     # A camera above the mat sees it as from above, unmirrored: MAT_CORNERS_MM
     # (counter-clockwise from above) appear counter-clockwise on screen, so the
