@@ -316,18 +316,26 @@ def pot_colours_seen(
     lab = cv2.cvtColor(image_bgr[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(float)[mask > 0]
     if len(lab) == 0:
         return None
-    colours = list(Colour)
+    # Each colour is matched against both this frame's colour (learned on the
+    # mat) and the typical one: inside the pot a wink lies in the pot's own
+    # shadow and can look more like the typical colour than like its lit
+    # siblings on the mat, and calling a pot empty that holds winks would
+    # drop their potted tiddlies.
+    colours = [*Colour, *Colour]
     weights = np.array([0.5, 1.0, 1.0])
-    refs = np.array([np.asarray(colour_lab.get(c, TYPICAL_WINK_LAB[c]), float) for c in colours])
+    refs = np.array(
+        [np.asarray(colour_lab.get(c, TYPICAL_WINK_LAB[c]), float) for c in Colour]
+        + [np.asarray(TYPICAL_WINK_LAB[c], float) for c in Colour]
+    )
     dist = np.linalg.norm((lab[:, None, :] - refs[None, :, :]) * weights, axis=2)
     nearest = np.argmin(dist, axis=1)
     close = dist[np.arange(len(lab)), nearest] < POT_COLOUR_DISTANCE
     mm_per_px = camera.mm_per_px_at([centre[0], centre[1], POT_HEIGHT_MM / 2])
     small_wink_px = np.pi * (SMALL_WINK_RADIUS_MM / mm_per_px) ** 2
-    return {
-        c: bool(np.sum(close & (nearest == k)) >= POT_COLOUR_MIN_SHARE * small_wink_px)
-        for k, c in enumerate(colours)
-    }
+    share = {c: 0 for c in Colour}
+    for k, c in enumerate(colours):
+        share[c] += int(np.sum(close & (nearest == k)))
+    return {c: share[c] >= POT_COLOUR_MIN_SHARE * small_wink_px for c in Colour}
 
 
 #: The mat's corners in clockwise order seen from above (x right, y up).

@@ -124,3 +124,40 @@ def test_benchmark_scores_a_turned_frame_only_when_its_orientation_is_unknown(
     assert tally.matched >= matched_at_least
     if orientation_known:
         assert tally.matched == 0
+
+
+def _pot_colours_in(stem: str, bright_refs: bool) -> dict[Colour, bool] | None:
+    from vision.status import pot_colours_seen
+
+    image, scene = _load(stem)
+    refs: dict[Colour, tuple[float, float, float]] = {}
+    if bright_refs:
+        # Each colour as learned from its winks lit on the mat: brighter than
+        # the same winks inside the pot's shadow.
+        for colour in Colour:
+            px = [
+                scene.camera.mat_to_image(np.array([w.centre_mm]))[0]
+                for w in scene.winks
+                if w.colour is colour and w.status is WinkStatus.FREE
+            ]
+            if px:
+                u, v = np.round(px[0]).astype(int)
+                lab = cv2.cvtColor(image[v - 1 : v + 2, u - 1 : u + 2], cv2.COLOR_BGR2LAB)
+                refs[colour] = tuple(lab.reshape(-1, 3).mean(axis=0))
+    return pot_colours_seen(image, scene.camera, refs, scene.pot.centre_mm[:2])
+
+
+@pytest.mark.parametrize("bright_refs", [False, True])  # typical colours / this frame's lit colours
+def test_a_pot_holding_winks_in_its_shadow_is_not_called_empty(bright_refs: bool) -> None:
+    # overhead_00101's pot holds four winks; the top one, a yellow, lies in
+    # the pot's shadow. Calling that pot empty once dropped 12 potted tiddlies.
+    seen = _pot_colours_in("overhead_00101", bright_refs)
+    assert seen is not None
+    assert seen[Colour.YELLOW]
+
+
+def test_an_empty_pot_shows_no_wink_colour() -> None:
+    # The starting position: every wink is behind its baseline, the pot is empty.
+    seen = _pot_colours_in("start_00101", bright_refs=False)
+    assert seen is not None
+    assert not any(seen.values())
