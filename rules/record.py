@@ -33,6 +33,10 @@ class IllegalRecordError(ValueError):
         super().__init__("; ".join(self.problems))
 
 
+class RecordNotFoundError(IllegalRecordError):
+    """The record file named does not exist (a wrong path, not a bad record)."""
+
+
 class Choice(enum.StrEnum):
     """The opponents' choice after a foul or a wrong-colour shot (23.2, 23.3)."""
 
@@ -180,7 +184,7 @@ def load_record(path: str | Path) -> GameRecord:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise IllegalRecordError(f"record file '{path}' does not exist") from None
+        raise RecordNotFoundError(f"record file '{path}' does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise IllegalRecordError(f"cannot read record file '{path}': {exc}") from None
     try:

@@ -13,7 +13,7 @@ from typing import Any
 
 from rules.engine import NextTurn, replay_record
 from rules.events import Event
-from rules.record import IllegalRecordError, load_record
+from rules.record import IllegalRecordError, RecordNotFoundError, load_record
 from rules.scoring import GameScore
 
 
@@ -82,9 +82,9 @@ def _load(record_path: Path) -> Any:
         raise IllegalRecordError(
             f"{str(record_path)!r} is nested too deeply to be a game record; {_FORMAT_HINT}"
         ) from None
+    except RecordNotFoundError as exc:
+        raise RecordNotFoundError(f"{exc}; check the path") from None
     except IllegalRecordError as exc:
-        if "does not exist" in str(exc):
-            raise IllegalRecordError(f"{exc}; check the path") from None
         raise IllegalRecordError([*exc.problems, _FORMAT_HINT]) from None
 
 

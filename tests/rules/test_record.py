@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rules.engine import replay_record
-from rules.record import IllegalRecordError, load_record, parse_record
+from rules.record import IllegalRecordError, RecordNotFoundError, load_record, parse_record
 from tests.rules.boardkit import Scribe
 
 
@@ -101,8 +101,9 @@ def test_a_shot_after_the_end_is_an_error() -> None:
         replay(data)
 
 
-def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(IllegalRecordError, match="nope.json' does not exist"):
+def test_a_missing_file_is_named_with_its_own_error_class(tmp_path: Path) -> None:
+    # A wrong path is told apart from a bad record by class, not by message text.
+    with pytest.raises(RecordNotFoundError, match="nope.json' does not exist"):
         load_record(tmp_path / "nope.json")
 
 
