@@ -203,8 +203,6 @@ def run(
     else:
         with naming_photo(image_path):
             calibration = (calibrate or calibrate_from_photo)(image)
-        if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
-            raise ValueError(f"cannot find the mat in {str(image_path)!r}: {calibration.reason}")
     context = prepare_context(calibration, corners_mm=corners)
     with naming_photo(image_path):
         analysis = analyze_frame(image, context)

@@ -227,8 +227,6 @@ def run(
     calibrate = calibrate or calibrate_from_photo
     with naming_photo(photo):
         calibration = calibrate(image)
-    if not getattr(calibration, "ok", True) and hasattr(calibration, "reason"):
-        raise ValueError(f"cannot find the mat in {str(photo)!r}: {calibration.reason}")
     corners = getattr(calibration, "corners_image_xy_px", None)
     if corners is not None:
         check_single_mat(image, corners)
