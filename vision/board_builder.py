@@ -38,9 +38,11 @@ from vision.squop import (
     pile_ids,
 )
 from vision.status import (
+    BEHIND_POT_HIDDEN_FRACTION,
     DEFAULT_CORNERS_MM,
     SMALL_WINK_RADIUS_MM,
     beyond_mat_edge_mm,
+    hidden_behind_pot_fraction,
     infer_potted,
     own_unplayed_triangle,
     pot_colours_seen,
@@ -382,6 +384,8 @@ def assemble_board(
         refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour)) if n else {}
         pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
         pot_empty = pot_seen is not None and not any(pot_seen.values())
+    # A wink lying against the pot's far side can be hidden by the pot itself.
+    behind_pot = hidden_behind_pot_fraction(camera, pot_centre_mm) >= BEHIND_POT_HIDDEN_FRACTION
     for colour in Colour:
         seen = [i for i in range(n) if dets.colour[i] is colour and ids[i]]
         in_pot_seen = sum(1 for i in seen if potted[i])
@@ -400,6 +404,7 @@ def assemble_board(
             [sizes[i] for i in seen],
             in_pot_seen,
             hidden_area=hidden_area,
+            behind_pot=behind_pot,
         )
         if not inference.inferred:
             continue
@@ -419,10 +424,10 @@ def assemble_board(
                         size=size,
                         status=WinkStatus.POTTED,
                         confidence=None,
-                        uncertain=hidden_area,
+                        uncertain=hidden_area or behind_pot,
                         diameter_mm=size.diameter_mm,
                         inferred=True,
-                        review=(inference.note,) if hidden_area else (),
+                        review=(inference.note,) if hidden_area or behind_pot else (),
                     )
                 )
     winks.sort(key=lambda w: (w.colour.turn_index, w.size is WinkSize.SMALL, w.id))

@@ -20,10 +20,12 @@ from rules.board import (
     LARGE_WINKS_PER_COLOUR,
     MAT_LENGTH_MM,
     MAT_WIDTH_MM,
+    POT_BASE_DIAMETER_MM,
     POT_HEIGHT_MM,
     POT_TOP_DIAMETER_MM,
     SMALL_WINK_DIAMETER_MM,
     SMALL_WINKS_PER_COLOUR,
+    WINK_THICKNESS_MM,
     WINKS_PER_COLOUR,
     Board,
     Colour,
@@ -117,6 +119,55 @@ def pot_opening_distance_mm(
     return np.asarray(np.hypot(*(rim - np.asarray(pot_centre_mm, float)).T), dtype=float)
 
 
+def hidden_behind_pot_fraction(
+    camera: CameraModel,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+    radius_mm: float = SMALL_WINK_RADIUS_MM,
+) -> float:
+    """How much of a wink touching the pot's far side the pot hides from the camera.
+
+    The pot stands 38 mm tall (rule 2.4), so from a tilted camera it hides a
+    strip of mat behind it; a small wink lying there may not be seen at all.
+    The wink is placed against the pot's base on the side facing away from
+    the camera, and the share of its disc whose line of sight passes through
+    the pot (a frustum from the base to the rim) is returned.
+
+    Parameters
+    ----------
+    camera : CameraModel
+    pot_centre_mm : (2,) array_like
+    radius_mm : float
+        The wink's radius; default a small wink's.
+
+    Returns
+    -------
+    float
+        0 (the whole wink in view) to 1 (none of it).
+    """
+    pot = np.asarray(pot_centre_mm, dtype=float)
+    eye = camera.position_mm
+    away = pot - eye[:2]
+    norm = float(np.hypot(*away))
+    # Straight above the pot every side is alike (the rim's overhang still
+    # hides the inner edge of a wink against the base).
+    away = away / norm if norm > 1e-6 else np.array([1.0, 0.0])
+    centre = pot + away * (POT_BASE_DIAMETER_MM / 2 + radius_mm)
+    # An even grid over the wink's top face (0.5 mm), so each point stands for equal area.
+    step = np.arange(-radius_mm, radius_mm + 1e-9, 0.5)
+    grid = np.stack(np.meshgrid(step, step), -1).reshape(-1, 2)
+    disc = centre + grid[np.hypot(*grid.T) <= radius_mm]
+    z_top = WINK_THICKNESS_MM
+    # Points along each line of sight at heights up to the rim.
+    heights = np.linspace(z_top, POT_HEIGHT_MM, 24)
+    t = (heights - z_top) / (eye[2] - z_top)
+    xy = disc[:, None, :] + (eye[None, None, :2] - disc[:, None, :]) * t[None, :, None]
+    wall_r = POT_BASE_DIAMETER_MM / 2 + (
+        (POT_TOP_DIAMETER_MM - POT_BASE_DIAMETER_MM) / 2 * heights / POT_HEIGHT_MM
+    )
+    blocked = np.any(np.hypot(*(xy - pot).transpose(2, 0, 1)) < wall_r[None, :], axis=1)
+    return float(blocked.mean())
+
+
 def in_pot(
     camera: CameraModel,
     image_xy_px: npt.ArrayLike,
@@ -182,6 +233,7 @@ def infer_potted(
     seen_in_pot: int,
     *,
     hidden_area: bool = False,
+    behind_pot: bool = False,
 ) -> PottedInference:
     """Infer unseen potted winks: six of a colour minus those seen.
 
@@ -195,6 +247,9 @@ def infer_potted(
     hidden_area : bool
         True when part of the mat is hidden; the note then says the missing
         winks may be there rather than in the pot.
+    behind_pot : bool
+        True when the pot hides most of a wink lying against it from this
+        camera (see :func:`hidden_behind_pot_fraction`); the note says so.
     """
     large_missing = max(
         0, LARGE_WINKS_PER_COLOUR - sum(1 for s in seen_sizes if s is WinkSize.LARGE)
@@ -219,6 +274,11 @@ def infer_potted(
         )
         if hidden_area:
             note += "; part of the mat is hidden, so they may be there instead"
+        if behind_pot:
+            note += (
+                "; the pot hides the mat just behind it from this camera, so one may "
+                "lie there instead"
+            )
     return PottedInference(
         colour=colour,
         seen_in_pot=seen_in_pot,
@@ -241,6 +301,10 @@ def tiddlies_of(board: Board) -> dict[Colour, int]:
         ) + TIDDLIES_FREE * board.count(colour, WinkStatus.FREE)
     return out
 
+
+#: A wink against the pot at least this much hidden may go unseen: the
+#: detector needs a fair part of a rim to find a wink.
+BEHIND_POT_HIDDEN_FRACTION = 0.5
 
 #: Floor of the pot's inside, a little above the mat (mm), and its radius there.
 POT_FLOOR_Z_MM = 3.0

@@ -13,6 +13,7 @@ from vision.status import (
     beyond_baseline_mm,
     beyond_mat_edge_mm,
     corners_from_unplayed,
+    hidden_behind_pot_fraction,
     in_pot,
     infer_potted,
     own_unplayed_triangle,
@@ -150,3 +151,37 @@ def test_corners_follow_the_winks_behind_the_baselines(blue_corner: int) -> None
 
 def test_corners_stay_unknown_without_unplayed_winks() -> None:
     assert corners_from_unplayed([(0.0, 0.0), (100.0, 50.0)], [Colour.BLUE, Colour.RED]) is None
+
+
+def test_straight_down_the_pot_hides_only_what_its_rim_overhangs() -> None:
+    import shapely
+
+    # From straight above, a small wink against the base (centre 19 + 8 mm
+    # from the axis) is hidden where the rim (radius 24 mm, 38 mm up)
+    # overhangs it. Seen from 1600 mm the sight lines lean inwards, so the
+    # rim hides out to 24 / (1 - 36.5 / 1598.5) mm on the wink's top face.
+    reach_mm = 24.0 / (1.0 - (38.0 - 1.5) / (1600.0 - 1.5))
+    wink = shapely.Point(27.0, 0.0).buffer(8.0, quad_segs=256)
+    rim = shapely.Point(0.0, 0.0).buffer(reach_mm, quad_segs=256)
+    expected = wink.intersection(rim).area / wink.area
+    got = hidden_behind_pot_fraction(overhead_camera(height_mm=1600.0))
+    assert got == pytest.approx(expected, abs=0.02)
+
+
+def test_a_steep_view_hides_a_whole_small_wink_behind_the_pot() -> None:
+    # 55 degrees from vertical: the pot's 38 mm hide about 50 mm of mat behind it.
+    assert hidden_behind_pot_fraction(overhead_camera(tilt_deg=55.0)) == 1.0
+
+
+def test_the_pot_hides_more_the_more_the_camera_leans() -> None:
+    fractions = [hidden_behind_pot_fraction(overhead_camera(tilt_deg=t)) for t in (0, 5, 10, 20)]
+    assert fractions == sorted(fractions)
+    assert fractions[-1] > fractions[0]
+
+
+def test_potted_inference_says_a_missing_wink_may_lie_behind_the_pot() -> None:
+    inference = infer_potted(
+        Colour.RED, [WinkSize.LARGE] * 2 + [WinkSize.SMALL] * 3, 0, behind_pot=True
+    )
+    assert inference.inferred == 1
+    assert "hides the mat just behind it" in inference.note
