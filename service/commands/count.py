@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,15 @@ import numpy as np
 import numpy.typing as npt
 
 from calibration import calibrate as calibrate_from_photo
-from rules.board import Board, Colour, WinkStatus
+from rules.board import (
+    WINKS_PER_COLOUR,
+    Board,
+    Colour,
+    Partnership,
+    Wink,
+    WinkSize,
+    WinkStatus,
+)
 from rules.ruleset import get_ruleset
 from rules.scoring import EndedBy, GameFormat, GameScore, format_points
 from service.outputs import check_output_path, write_image_atomic
@@ -107,6 +116,83 @@ def count_board(
     return tiddly_counts, rules.score_by_tiddlies(tiddly_counts, fmt, EndedBy.TIME)
 
 
+#: What an unsure wink might really be, by what it was read as. A wink read
+#: as free may be squopped (or still unplayed); a squopped one may be free; one
+#: read as potted (inferred, or a close call at the rim) may be free or
+#: squopped instead; an unplayed or off one near its line may be free.
+_ALTERNATIVES: dict[WinkStatus, tuple[WinkStatus, ...]] = {
+    WinkStatus.FREE: (WinkStatus.SQUOPPED, WinkStatus.UNPLAYED),
+    WinkStatus.SQUOPPED: (WinkStatus.FREE,),
+    WinkStatus.POTTED: (WinkStatus.FREE, WinkStatus.SQUOPPED),
+    WinkStatus.UNPLAYED: (WinkStatus.FREE,),
+    WinkStatus.OFF: (WinkStatus.FREE,),
+}
+
+
+@dataclass(frozen=True)
+class CountRange:
+    """How far the count could move if every unsure wink went the other way.
+
+    Parameters
+    ----------
+    tiddlies : mapping of Colour to (int, int)
+        Per colour, the fewest and the most tiddlies.
+    best_score : mapping of Partnership to GameScore
+        Per partnership, the game score with its colours at their most and
+        the others' at their fewest: no reading of the unsure winks scores
+        better for that side.
+    """
+
+    tiddlies: dict[Colour, tuple[int, int]]
+    best_score: dict[Partnership, GameScore]
+
+    @property
+    def score_is_settled(self) -> bool:
+        """Whether no reading of the unsure winks changes the game score."""
+        scores = {tuple(sorted(g.score.items())) for g in self.best_score.values()}
+        return len(scores) == 1
+
+
+def count_range(
+    board: Board, *, ruleset: str = "etwa-2012", game_format: str = "pairs"
+) -> CountRange:
+    """Bounds on each colour's tiddlies and on the game score, over the unsure winks.
+
+    Each unsure wink is allowed any status in :data:`_ALTERNATIVES`, and a
+    wink not on the board at all (six of a colour minus those seen, when the
+    pot looked empty) may be a free one that was missed. The bounds treat the
+    winks independently, so they can be wider than the truly possible range,
+    never narrower.
+    """
+    rules = get_ruleset(ruleset)
+    fmt = parse_format(game_format)
+
+    def value(wink: Wink, status: WinkStatus) -> int:
+        return rules.tiddlies(Board(winks=(wink.with_status(status),)))[wink.colour]
+
+    base = rules.tiddlies(board)
+    low, high = dict(base), dict(base)
+    for wink in board.winks:
+        if not wink.uncertain:
+            continue
+        now = value(wink, wink.status)
+        options = [value(wink, s) - now for s in _ALTERNATIVES.get(wink.status, ())]
+        low[wink.colour] += min([0, *options])
+        high[wink.colour] += max([0, *options])
+    for colour in Colour:
+        missing = WINKS_PER_COLOUR - len(board.of_colour(colour))
+        if missing > 0:
+            probe = Wink(
+                id=f"{colour.value}-S1", colour=colour, size=WinkSize.SMALL, status=WinkStatus.FREE
+            )
+            high[colour] += missing * value(probe, WinkStatus.FREE)
+    best = {}
+    for side in Partnership:
+        counts = {c: high[c] if c.partnership is side else low[c] for c in Colour}
+        best[side] = rules.score_by_tiddlies(counts, fmt, EndedBy.TIME)
+    return CountRange(tiddlies={c: (low[c], high[c]) for c in Colour}, best_score=best)
+
+
 def report_json(
     board: Board,
     tiddly_counts: dict[Colour, int],
@@ -114,8 +200,21 @@ def report_json(
     *,
     notes: tuple[str, ...] = (),
     reviews: tuple[str, ...] = (),
+    bounds: CountRange | None = None,
 ) -> dict[str, Any]:
-    """The JSON form: ``tiddlies``, ``board``, ``points``, ``score``, ``notation`` and more."""
+    """The JSON form: ``tiddlies``, ``board``, ``points``, ``score``, ``notation`` and more.
+
+    With ``bounds``, also ``tiddlies_range`` (per colour ``[fewest, most]``),
+    ``score_settled`` and ``best_case`` (per partnership, the notation of the
+    score if every unsure wink went its way).
+    """
+    extra: dict[str, Any] = {}
+    if bounds is not None:
+        extra = {
+            "tiddlies_range": {c.value: list(r) for c, r in bounds.tiddlies.items()},
+            "score_settled": bounds.score_is_settled,
+            "best_case": {p.value: g.notation for p, g in bounds.best_score.items()},
+        }
     return {
         "tiddlies": {c.value: int(n) for c, n in tiddly_counts.items()},
         "counts": colour_counts(board),
@@ -125,6 +224,7 @@ def report_json(
         "uncertain": [w.id for w in board.winks if w.uncertain],
         "notes": list(notes),
         "reviews": list(reviews),
+        **extra,
         "board": board.to_json_dict(),
     }
 
@@ -135,6 +235,7 @@ def report_text(
     score: GameScore,
     *,
     reviews: tuple[str, ...] = (),
+    bounds: CountRange | None = None,
 ) -> str:
     """A table a person can check against the mat."""
     counts = colour_counts(board)
@@ -156,6 +257,22 @@ def report_text(
         lines.append(
             "unsure, check by eye: " + ", ".join(f"{w.id} ({w.status.value})" for w in unsure)
         )
+    if bounds is not None:
+        moving = {c: r for c, r in bounds.tiddlies.items() if r[0] != r[1]}
+        if moving:
+            lines.append(
+                "if the unsure winks went otherwise, tiddlies could be: "
+                + ", ".join(f"{c.value} {lo}-{hi}" for c, (lo, hi) in moving.items())
+            )
+            if bounds.score_is_settled:
+                lines.append(f"the game score is {score.notation} however they go")
+            else:
+                best = "; ".join(
+                    f"at best for {p.value}: {format_points(g.score[p])}"
+                    f"–{format_points(g.score[p.opponents])}"
+                    for p, g in bounds.best_score.items()
+                )
+                lines.append(f"the game score depends on them ({best}): review them first")
     lines.extend(f"review: {r}" for r in reviews)
     return "\n".join(lines)
 
@@ -241,13 +358,19 @@ def run(
             "(check the light and that the whole mat is in view)"
         )
     tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
+    bounds = count_range(board, ruleset=ruleset, game_format=game_format)
     if annotate_path is not None:
         write_image_atomic(annotate_path, annotate(image, analysis), option="--annotate")
     if json_output:
         return json.dumps(
             report_json(
-                board, tiddly_counts, score, notes=analysis.notes, reviews=analysis.reviews
+                board,
+                tiddly_counts,
+                score,
+                notes=analysis.notes,
+                reviews=analysis.reviews,
+                bounds=bounds,
             ),
             indent=2,
         )
-    return report_text(board, tiddly_counts, score, reviews=analysis.reviews)
+    return report_text(board, tiddly_counts, score, reviews=analysis.reviews, bounds=bounds)

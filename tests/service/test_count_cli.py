@@ -17,6 +17,7 @@ from service.commands.count import (
     BadFormatError,
     colour_counts,
     count_board,
+    count_range,
     parse_format,
     report_json,
     report_text,
@@ -78,6 +79,83 @@ def test_unsure_winks_are_listed_not_hidden() -> None:
     assert report_json(board, tiddlies, score)["uncertain"] == ["green-S2"]
     assert "green-S2" in report_text(board, tiddlies, score)
     assert colour_counts(board)["green"]["uncertain"] == 1
+
+
+def _full_board(**statuses: tuple[WinkStatus, bool]) -> Board:
+    """All 24 winks unplayed except those given as ``id=(status, uncertain)``."""
+    winks = []
+    for colour in Colour:
+        for k in range(6):
+            wid = f"{colour.value}-{'L' if k < 2 else 'S'}{k + 1 if k < 2 else k - 1}"
+            status, unsure = statuses.get(wid.replace("-", "_"), (WinkStatus.UNPLAYED, False))
+            winks.append(
+                Wink(
+                    id=wid,
+                    colour=colour,
+                    size=WinkSize.LARGE if k < 2 else WinkSize.SMALL,
+                    status=status,
+                    uncertain=unsure,
+                )
+            )
+    return Board(winks=tuple(winks))
+
+
+FREE, POTTED = (WinkStatus.FREE, False), (WinkStatus.POTTED, False)
+
+
+def test_count_range_is_the_count_itself_when_nothing_is_unsure() -> None:
+    board = _full_board(blue_S1=FREE, red_L1=POTTED)
+    bounds = count_range(board)
+    assert bounds.tiddlies[Colour.BLUE] == (1, 1)
+    assert bounds.tiddlies[Colour.RED] == (3, 3)
+    assert bounds.score_is_settled
+
+
+def test_an_unsure_free_wink_could_be_squopped_and_that_can_change_the_score() -> None:
+    # Blue 5 (potted + 2 free), red 3, green 3 (one of them unsure), yellow 0:
+    # red and green share 2nd (1½ each), 5½–1½. Were green's unsure wink
+    # squopped, green would be 3rd alone: 6–1 (rule 19.2).
+    board = _full_board(
+        blue_L1=POTTED,
+        blue_S1=FREE,
+        blue_S2=FREE,
+        red_L1=POTTED,
+        green_S1=FREE,
+        green_S2=FREE,
+        green_S3=(WinkStatus.FREE, True),
+    )
+    tiddlies, score = count_board(board)
+    assert score.notation == "5½–1½"
+    bounds = count_range(board)
+    assert bounds.tiddlies[Colour.GREEN] == (2, 3)
+    assert not bounds.score_is_settled
+    assert count_board(board)[0][Colour.GREEN] == 3
+    text = report_text(board, tiddlies, score, bounds=bounds)
+    assert "green 2-3" in text
+    assert "depends on them" in text
+
+
+def test_an_unsure_squopped_wink_that_cannot_change_the_ranks_leaves_the_score_settled() -> None:
+    # Blue 6 far ahead; green's unsure squopped wink could make green 2 (still 2nd).
+    board = _full_board(
+        blue_L1=POTTED,
+        blue_L2=POTTED,
+        green_S1=FREE,
+        green_S2=(WinkStatus.SQUOPPED, True),
+    )
+    bounds = count_range(board)
+    assert bounds.tiddlies[Colour.GREEN] == (1, 2)
+    assert bounds.score_is_settled
+    tiddlies, score = count_board(board)
+    assert report_json(board, tiddlies, score, bounds=bounds)["tiddlies_range"]["green"] == [1, 2]
+
+
+def test_a_wink_seen_nowhere_may_be_a_missed_free_one() -> None:
+    # Yellow has five winks on the board: the sixth was seen neither on the
+    # mat nor in the pot, so it may be a free wink the camera missed.
+    board = _full_board(yellow_S1=FREE)
+    board = board.with_winks(w for w in board.winks if w.id != "yellow-S4")
+    assert count_range(board).tiddlies[Colour.YELLOW] == (1, 2)
 
 
 def test_shared_ranks_give_half_points() -> None:
