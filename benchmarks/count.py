@@ -5,8 +5,14 @@ given folders (default ``/work/shared/scenes`` and ``sample_images``), runs the
 count (calibration -> board -> rule 19.1) and compares each colour's tiddlies
 with the ground truth's ``counts[colour].tiddlies``.
 
-``--gt-camera`` uses the ground-truth camera instead of calibrating, to see
-the count's accuracy apart from calibration's.
+``--gt-camera`` uses the ground-truth camera (turned into the canonical
+frame, blue's corner at y > 0) instead of calibrating, to see the count's
+accuracy apart from calibration's.
+
+Besides exact tiddlies it checks the count's honesty: whether the true
+tiddlies lie inside the range the count states for its unsure winks, whether
+the game score is right, and how often the count says the score is settled
+("however the unsure winks go") when it is in fact wrong.
 
 Usage::
 
@@ -15,6 +21,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -24,16 +31,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from rules.board import Colour  # noqa: E402
+from rules.scoring import score_by_tiddlies  # noqa: E402
 from service.commands import count as count_cmd  # noqa: E402
-from tools.groundtruth import load_scene  # noqa: E402
+from tools.groundtruth import load_scene, to_canonical_frame  # noqa: E402
 
 DEFAULT_FOLDERS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
 
 
 def main(argv: list[str]) -> int:
-    gt_camera = "--gt-camera" in argv
-    folders = [Path(a) for a in argv if not a.startswith("--")] or DEFAULT_FOLDERS
-    exact = total = 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folders", nargs="*", type=Path)
+    parser.add_argument("--gt-camera", action="store_true")
+    args = parser.parse_args(argv)
+    gt_camera = args.gt_camera
+    folders = args.folders or DEFAULT_FOLDERS
+    exact = total = in_range = score_right = settled = settled_wrong = 0
     times = []
     for folder in folders:
         for jpg in sorted(folder.glob("*.jpg")):
@@ -46,7 +59,7 @@ def main(argv: list[str]) -> int:
             truth = {c.value: v.tiddlies for c, v in scene.counts.items()}
             calibrate = None
             if gt_camera:
-                camera = scene.camera
+                camera = to_canonical_frame(scene).camera
 
                 def calibrate(_image, camera=camera):  # noqa: ANN001, ANN202
                     return camera
@@ -62,6 +75,17 @@ def main(argv: list[str]) -> int:
             total += 1
             ok = got is not None and all(got.get(c) == n for c, n in truth.items())
             exact += ok
+            true_score = score_by_tiddlies({Colour(c): n for c, n in truth.items()}).notation
+            inside = got is not None and all(
+                out["tiddlies_range"][c][0] <= n <= out["tiddlies_range"][c][1]
+                for c, n in truth.items()
+            )
+            in_range += inside
+            score_ok = got is not None and out["notation"] == true_score
+            score_right += score_ok
+            is_settled = got is not None and out["score_settled"]
+            settled += is_settled
+            settled_wrong += is_settled and not score_ok
             print(
                 json.dumps(
                     {
@@ -69,6 +93,10 @@ def main(argv: list[str]) -> int:
                         "truth": truth,
                         "got": got,
                         "exact": ok,
+                        "truth_in_range": inside,
+                        "score": None if got is None else out["notation"],
+                        "true_score": true_score,
+                        "settled": is_settled,
                         **({"error": err} if err else {}),
                     }
                 )
@@ -78,6 +106,12 @@ def main(argv: list[str]) -> int:
         print(
             f"exact tiddlies for every colour: {exact}/{total} = {100 * exact / total:.0f}% "
             "(target >= 90%)"
+        )
+        print(f"true tiddlies inside the stated range, every colour: {in_range}/{total}")
+        print(f"game score right: {score_right}/{total}")
+        print(
+            f"score said to be settled: {settled}/{total}, of which wrong: {settled_wrong} "
+            "(must be 0)"
         )
         print(f"median time per image: {statistics.median(times):.2f} s")
     else:
