@@ -5,8 +5,8 @@ given folders (default ``/work/shared/scenes`` and ``sample_images``), runs the
 count (calibration -> board -> rule 19.1) and compares each colour's tiddlies
 with the ground truth's ``counts[colour].tiddlies``.
 
-``--gt-camera`` uses the ground-truth camera (turned into the canonical
-frame, blue's corner at y > 0) instead of calibrating, to see the count's
+``--gt-camera`` uses the ground-truth camera and corner colours (turned
+into the canonical frame, blue's corner at y > 0) instead of calibrating, to see the count's
 accuracy apart from calibration's.
 
 Besides exact tiddlies it checks the count's honesty: whether the true
@@ -27,6 +27,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -59,10 +60,15 @@ def main(argv: list[str]) -> int:
             truth = {c.value: v.tiddlies for c, v in scene.counts.items()}
             calibrate = None
             if gt_camera:
-                camera = to_canonical_frame(scene).camera
+                canonical = to_canonical_frame(scene)
+                # The camera and each colour's corner, as a calibration gives them.
+                truth_calibration = SimpleNamespace(
+                    camera=canonical.camera,
+                    corners_mm={b.colour: b.corner for b in canonical.baselines},
+                )
 
-                def calibrate(_image, camera=camera):  # noqa: ANN001, ANN202
-                    return camera
+                def calibrate(_image, cal=truth_calibration):  # noqa: ANN001, ANN202
+                    return cal
 
             t0 = time.perf_counter()
             try:
