@@ -129,8 +129,7 @@ def hidden_behind_pot_fraction(
     The pot stands 38 mm tall (rule 2.4), so from a tilted camera it hides a
     strip of mat behind it; a small wink lying there may not be seen at all.
     The wink is placed against the pot's base on the side facing away from
-    the camera, and the share of its disc whose line of sight passes through
-    the pot (a frustum from the base to the rim) is returned.
+    the camera (see :func:`pot_hidden_fraction`).
 
     Parameters
     ----------
@@ -145,21 +144,51 @@ def hidden_behind_pot_fraction(
         0 (the whole wink in view) to 1 (none of it).
     """
     pot = np.asarray(pot_centre_mm, dtype=float)
-    eye = camera.position_mm
-    away = pot - eye[:2]
+    away = pot - camera.position_mm[:2]
     norm = float(np.hypot(*away))
     # Straight above the pot every side is alike (the rim's overhang still
     # hides the inner edge of a wink against the base).
     away = away / norm if norm > 1e-6 else np.array([1.0, 0.0])
     centre = pot + away * (POT_BASE_DIAMETER_MM / 2 + radius_mm)
+    return pot_hidden_fraction(camera, centre, radius_mm, pot)
+
+
+def pot_hidden_fraction(
+    camera: CameraModel,
+    wink_mat_xy_mm: Sequence[float],
+    radius_mm: float,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+    top_z_mm: float = WINK_THICKNESS_MM,
+) -> float:
+    """Share of a flat wink's top face whose line of sight to the camera passes through the pot.
+
+    The pot is a frustum from its base (38 mm across, on the mat) to its rim
+    (48 mm across, 38 mm up), rule 2.4.
+
+    Parameters
+    ----------
+    camera : CameraModel
+    wink_mat_xy_mm : (2,) array_like
+        The wink's plan centre.
+    radius_mm : float
+    pot_centre_mm : (2,) array_like
+    top_z_mm : float
+        Height of the wink's top face.
+
+    Returns
+    -------
+    float
+        0 (the whole wink in view) to 1 (none of it).
+    """
+    pot = np.asarray(pot_centre_mm, dtype=float)
+    eye = camera.position_mm
     # An even grid over the wink's top face (0.5 mm), so each point stands for equal area.
     step = np.arange(-radius_mm, radius_mm + 1e-9, 0.5)
     grid = np.stack(np.meshgrid(step, step), -1).reshape(-1, 2)
-    disc = centre + grid[np.hypot(*grid.T) <= radius_mm]
-    z_top = WINK_THICKNESS_MM
+    disc = np.asarray(wink_mat_xy_mm, dtype=float) + grid[np.hypot(*grid.T) <= radius_mm]
     # Points along each line of sight at heights up to the rim.
-    heights = np.linspace(z_top, POT_HEIGHT_MM, 24)
-    t = (heights - z_top) / (eye[2] - z_top)
+    heights = np.linspace(top_z_mm, POT_HEIGHT_MM, 24)
+    t = (heights - top_z_mm) / (eye[2] - top_z_mm)
     xy = disc[:, None, :] + (eye[None, None, :2] - disc[:, None, :]) * t[None, :, None]
     wall_r = POT_BASE_DIAMETER_MM / 2 + (
         (POT_TOP_DIAMETER_MM - POT_BASE_DIAMETER_MM) / 2 * heights / POT_HEIGHT_MM

@@ -17,6 +17,7 @@ from vision.status import (
     in_pot,
     infer_potted,
     own_unplayed_triangle,
+    pot_hidden_fraction,
     tiddlies_of,
 )
 
@@ -185,3 +186,19 @@ def test_potted_inference_says_a_missing_wink_may_lie_behind_the_pot() -> None:
     )
     assert inference.inferred == 1
     assert "hides the mat just behind it" in inference.note
+
+
+@pytest.mark.parametrize(
+    ("mat_xy_mm", "hidden"),
+    [
+        ((0.0, -27.0), 0.0),  # against the pot on the camera's side: in full view
+        ((300.0, 0.0), 0.0),  # far from the pot
+        ((0.0, 27.0), 1.0),  # against the pot's far side, camera 40 degrees off
+    ],
+)
+def test_what_the_pot_hides_depends_on_which_side_the_wink_lies(
+    mat_xy_mm: tuple[float, float], hidden: float
+) -> None:
+    # This camera stands on the -y side, looking down at 40 degrees.
+    camera = overhead_camera(tilt_deg=40.0)
+    assert pot_hidden_fraction(camera, mat_xy_mm, 8.0) == pytest.approx(hidden, abs=0.01)
