@@ -66,6 +66,7 @@ from vision.pipeline import (  # noqa: E402
     find_hidden_regions,
     prepare_context,
 )
+from vision.status import pot_hidden_fraction  # noqa: E402
 
 CLEAR_MM = 2.0
 MATCH_RADIUS_MM = 8.0
@@ -107,6 +108,30 @@ def _visible_rim_fraction(scene: Scene, wink_id: str) -> float:
     return frac * (0.5 if centre_covered else 1.0)
 
 
+#: A wink whose top face is hidden more than this from the camera, by the pot
+#: or by winks above it, is counted as one no detector could see.
+HIDDEN_LIMIT = 0.75
+
+
+def is_seeable(scene: Scene, w: GtWink) -> bool:
+    """Whether a wink on the mat shows enough of itself to be found at all.
+
+    Not when its rim is mostly covered by winks above it (less than a
+    quarter visible, as for the ground-truth-derived detections) or when the
+    pot hides more than :data:`HIDDEN_LIMIT` of it from this camera.
+    """
+    if _visible_rim_fraction(scene, w.id) < 1 - HIDDEN_LIMIT:
+        return False
+    hidden = pot_hidden_fraction(
+        scene.camera,
+        w.mat_xy_mm,
+        w.diameter_mm / 2,
+        scene.pot.centre_mm[:2],
+        top_z_mm=float(_top_face_centre(w)[2]),
+    )
+    return hidden <= HIDDEN_LIMIT
+
+
 def detections_from_ground_truth(
     scene: Scene, *, centre_sigma_mm: float = 0.3, seed: int = 0
 ) -> WinkDetections:
@@ -137,7 +162,7 @@ def detections_from_ground_truth(
             visible = 1.0
         else:
             visible = _visible_rim_fraction(scene, w.id)
-            if visible < 0.25:
+            if visible < 0.25 or not is_seeable(scene, w):
                 continue
         sigma = centre_sigma_mm / math.sqrt(max(visible, 0.25))
         mm_per_px = cam.mm_per_px_at(top)
@@ -175,6 +200,8 @@ class Tally:
     """Counts summed over the images of one profile."""
 
     gt_visible: int = 0
+    gt_seeable: int = 0
+    matched_seeable: int = 0
     matched: int = 0
     detected: int = 0
     colour_right: int = 0
@@ -227,6 +254,8 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
         if 0 <= px[0] < w_px and 0 <= px[1] < h_px:
             gt_vis.append(w)
     tally.gt_visible += len(gt_vis)
+    seeable = {g.id for g in gt_vis if is_seeable(scene, g)}
+    tally.gt_seeable += len(seeable)
     tally.detected += len(ours_on)
     match: dict[str, str] = {}  # ours id -> gt id
     if gt_vis and ours_on:
@@ -247,6 +276,7 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
             if err <= MATCH_RADIUS_MM:
                 match[o.id] = g.id
                 tally.matched += 1
+                tally.matched_seeable += g.id in seeable
                 tally.colour_right += o.colour is g.colour
                 tally.size_right += o.size is g.size
                 tally.centre_err_mm.append(err)
@@ -361,6 +391,8 @@ def report(name: str, t: Tally) -> str:
     lines = [
         f"== {name}: {t.images} frames",
         f"detection recall      {_pct(t.matched, t.gt_visible)}",
+        f"  of winks seeable    {_pct(t.matched_seeable, t.gt_seeable)} (not hidden by the pot "
+        "or by winks above)",
         f"detection precision   {_pct(t.matched, t.detected)}",
         f"colour accuracy       {_pct(t.colour_right, t.matched)}",
         f"size accuracy         {_pct(t.size_right, t.matched)}",
