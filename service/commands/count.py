@@ -10,7 +10,7 @@ never silently counted either way.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -277,11 +277,31 @@ def report_text(
     return "\n".join(lines)
 
 
-def annotate(image_bgr: npt.NDArray[np.uint8], analysis: Any) -> npt.NDArray[np.uint8]:
+def summary_lines(
+    tiddly_counts: dict[Colour, int], score: GameScore, bounds: CountRange | None = None
+) -> list[str]:
+    """The count in a few lines: tiddlies per colour (with their range) and the score."""
+    lines = []
+    for colour in Colour:
+        text = f"{colour.value}: {tiddly_counts[colour]} tiddlies"
+        if bounds is not None and bounds.tiddlies[colour][0] != bounds.tiddlies[colour][1]:
+            low, high = bounds.tiddlies[colour]
+            text += f" ({low}-{high} if unsure winks differ)"
+        lines.append(text)
+    lines.append(f"score {score.notation}")
+    if bounds is not None and not bounds.score_is_settled:
+        lines.append("score depends on the ? winks")
+    return lines
+
+
+def annotate(
+    image_bgr: npt.NDArray[np.uint8], analysis: Any, summary: Sequence[str] = ()
+) -> npt.NDArray[np.uint8]:
     """The photo with a number on every wink seen, and a list of what each was counted as.
 
     Unsure winks are marked in red with a question mark, so the players can
-    check exactly those on the mat.
+    check exactly those on the mat. ``summary`` lines (see
+    :func:`summary_lines`) go under the list.
     """
     photo = image_bgr.copy()
     det = analysis.detections
@@ -313,8 +333,11 @@ def annotate(image_bgr: npt.NDArray[np.uint8], analysis: Any) -> npt.NDArray[np.
         if wink.id not in ids:
             # Not seen in this photo (potted and hidden, or inferred).
             lines.append((f"- {wink.id} {wink.status.value} (not seen)", (90, 90, 90)))
+    if summary:
+        lines.append(("", (0, 0, 0)))
+        lines.extend((text, (0, 0, 0)) for text in summary)
     row_h = 20
-    panel = np.full((max(photo.shape[0], row_h * (len(lines) + 2)), 300, 3), 255, np.uint8)
+    panel = np.full((max(photo.shape[0], row_h * (len(lines) + 2)), 380, 3), 255, np.uint8)
     cv2.putText(panel, "counted as", (10, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 1)
     for n, (text, colour) in enumerate(lines):
         y = row_h * (n + 2)
@@ -360,7 +383,8 @@ def run(
     tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
     bounds = count_range(board, ruleset=ruleset, game_format=game_format)
     if annotate_path is not None:
-        write_image_atomic(annotate_path, annotate(image, analysis), option="--annotate")
+        summary = summary_lines(tiddly_counts, score, bounds)
+        write_image_atomic(annotate_path, annotate(image, analysis, summary), option="--annotate")
     if json_output:
         return json.dumps(
             report_json(

@@ -21,6 +21,7 @@ from service.commands.count import (
     parse_format,
     report_json,
     report_text,
+    summary_lines,
 )
 
 runner = CliRunner()
@@ -234,3 +235,20 @@ def test_a_photo_with_two_mats_is_refused(second_mat: bool, refused: bool) -> No
             check_single_mat(image, corners)
     else:
         check_single_mat(image, corners)
+
+
+def test_the_annotated_summary_gives_each_colour_its_tiddlies_range_and_the_score() -> None:
+    board = _full_board(
+        blue_L1=POTTED, blue_S1=FREE, blue_S2=FREE, red_L1=POTTED,
+        green_S1=FREE, green_S2=FREE, green_S3=(WinkStatus.FREE, True),
+    )  # fmt: skip
+    tiddlies, score = count_board(board)
+    lines = summary_lines(tiddlies, score, count_range(board))
+    assert lines[:4] == [
+        "blue: 5 tiddlies",
+        "green: 3 tiddlies (2-3 if unsure winks differ)",
+        "red: 3 tiddlies",
+        "yellow: 0 tiddlies",
+    ]
+    assert lines[4] == "score 5½–1½"
+    assert lines[5] == "score depends on the ? winks"
