@@ -294,6 +294,21 @@ def summary_lines(
     return lines
 
 
+#: OpenCV's Hershey fonts draw ASCII only: how to write the scoresheet's signs.
+_ASCII = str.maketrans(
+    {
+        "–": "-",
+        "½": " 1/2",
+        "⅓": " 1/3",
+        "⅔": " 2/3",
+        "¼": " 1/4",
+        "¾": " 3/4",
+        "⅙": " 1/6",
+        "⅚": " 5/6",
+    }
+)
+
+
 def annotate(
     image_bgr: npt.NDArray[np.uint8], analysis: Any, summary: Sequence[str] = ()
 ) -> npt.NDArray[np.uint8]:
@@ -335,7 +350,7 @@ def annotate(
             lines.append((f"- {wink.id} {wink.status.value} (not seen)", (90, 90, 90)))
     if summary:
         lines.append(("", (0, 0, 0)))
-        lines.extend((text, (0, 0, 0)) for text in summary)
+        lines.extend((text.translate(_ASCII), (0, 0, 0)) for text in summary)
     row_h = 20
     panel = np.full((max(photo.shape[0], row_h * (len(lines) + 2)), 380, 3), 255, np.uint8)
     cv2.putText(panel, "counted as", (10, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 1)
