@@ -25,13 +25,17 @@ How
    :func:`estimate_radius_bias`), then at the known radius, which fixes the
    centre of a partly hidden wink from its visible arc. Crossings into
    another wink, or where the pot stands in front, get a low weight: they
-   are the rim only when this wink is the upper one.
+   are the rim only when this wink is the upper one. A sample is another
+   wink's by its hue, unless it lies on this wink's own line from the felt
+   (the olive shading of a dark green wink, its blur into beige felt).
 5. **More seeds.** Wink colour that the fits leave unexplained seeds again
    (a wink of one colour on or under another of the same colour), and a
    seed whose colour runs on along an axis is split in two.
 6. **Judging.** A wink is bounded (its colour does not run on), its rim is
    round and seen or hidden by another wink, its colour matches the other
    winks of that colour in the frame, and off the mat its rim is clean.
+   Two fits of one size at nearly one centre are one wink, whatever their
+   colours.
 7. **Second pass.** Rays again from each found centre, so that they cross
    the rim square-on.
 8. **Height.** The rim is fitted in the plane of mid-height, where a flat
@@ -119,6 +123,16 @@ BASELINE_BAND_MM = 3.0
 EDGE_BAND_MM = 15.0
 #: Anything fitted smaller than this is noise.
 MIN_WINK_RADIUS_MM = 6.0
+
+#: Farthest a sample may lie from the felt-to-wink colour line (felt
+#: brightness units) and still be a shade of the wink whatever its hue ...
+OWN_SHADE_DISTANCE = 0.25
+#: ... when it is at least this much more saturated than the felt.
+OWN_SHADE_SATURATION = 0.03
+#: Nor within this distance of the mat's edge, mm.
+OWN_SHADE_EDGE_MM = 4.0
+#: Samples below this coverage are left as they are (they end the ray anyway).
+OWN_SHADE_MIN_COVER = 0.4
 
 _SMALL_R = SMALL_WINK_DIAMETER_MM / 2
 _LARGE_R = LARGE_WINK_DIAMETER_MM / 2
@@ -785,6 +799,9 @@ def _sample_rims(
         & (sat > CANDIDATE_SATURATION)
         & (contrast > CANDIDATE_CONTRAST)
     )
+    other = _unlike_own_colour(
+        other, (planes, alpha, sat), felt, direction, label, reference, centres_mm, offsets
+    )
     inside = (alpha >= 0.5) & ~other
     # The rim is the first fall below 0.5 after the ray has been inside.
     seen = np.maximum.accumulate(inside, axis=2)
@@ -826,6 +843,107 @@ def _sample_rims(
         own_fraction=own[..., core_all].mean(axis=(1, 2)),
         felt_fraction=(contrast[..., core_all] < 0.5 * CANDIDATE_CONTRAST).mean(axis=(1, 2)),
     )
+
+
+def _unlike_own_colour(
+    other: npt.NDArray[np.bool_],
+    samples: tuple[list[npt.NDArray[np.float32]], npt.NDArray[np.float32], npt.NDArray[np.float32]],
+    felt: npt.NDArray[np.float32],
+    direction: FloatArray,
+    label: npt.NDArray[np.int8],
+    reference: ColourReference,
+    centres_mm: FloatArray,
+    offsets_mm: FloatArray,
+) -> npt.NDArray[np.bool_]:
+    """``other`` less the samples that are a shade of this wink, whatever their hue.
+
+    Hue is a poor guide near black: the dark bevel of a dark green wink
+    turns olive (red rises as blue clips at 0), and the blur from it into
+    beige felt passes through olive too, so hue alone calls them yellow and
+    ends the ray well inside the rim (a red wink's blur into green felt
+    turns yellow the same way). A sample of another wink lies on the line
+    from the felt towards *that* colour; a shade or blur of this one lies
+    on the line towards its own. Each line is a half-line from the felt
+    (coverage >= 0, darker shades included).
+
+    Parameters
+    ----------
+    other : (n, r, s) ndarray of bool
+        Samples whose hue is another wink colour's.
+    samples : tuple
+        B, G, R planes (list of 3 (n, r, s) ndarray, felt-brightness
+        units), coverage along this wink's colour direction and saturation
+        (each (n, r, s)).
+    felt, direction : (n, 3) ndarray
+        The felt's colour and this wink's colour minus the felt's, per seed.
+    label : (n, r, s) ndarray of int8
+        Hue class of each sample.
+    reference : ColourReference
+    centres_mm : (n, 2) ndarray
+        Where the rays start.
+    offsets_mm : (r, s, 2) ndarray
+        Each sample's offset from its ray's start.
+
+    Returns
+    -------
+    (n, r, s) ndarray of bool
+    """
+    planes, alpha, sat = samples
+    n_rays, n_steps = other.shape[1:]
+    # Only samples that would otherwise count as inside matter (the ray
+    # ends at the first sample that is not); a margin below the 0.5 bar
+    # keeps the blur just outside the rim, which says whether felt follows.
+    flat = np.flatnonzero(other & (alpha >= OWN_SHADE_MIN_COVER))
+    if len(flat) == 0:
+        return other
+    seed = flat // (n_rays * n_steps)
+    near_edge = _near_mat_edge(centres_mm, _RAY_STOP_MM + OWN_SHADE_EDGE_MM)
+    if near_edge.any():
+        # Near the mat's edge the felt model mixes felt and table, and the
+        # blur between the two can pass for a shade of a wink.
+        where_mm = centres_mm[seed] + offsets_mm.reshape(-1, 2)[flat % (n_rays * n_steps)]
+        away = ~_near_mat_edge(where_mm, OWN_SHADE_EDGE_MM)
+        flat, seed = flat[away], seed[away]
+    # One plane per channel: numpy reduces over a trailing axis of 3 slowly.
+    pixel = [plane.reshape(-1)[flat] for plane in planes]
+    felt_f = felt.astype(np.float32)
+    from_felt = [pixel[c] - felt_f[seed, c] for c in range(3)]
+
+    def dist2_to_half_line(towards: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Squared distance of each sample from the half-line felt + t * towards, t >= 0."""
+        cover = sum(from_felt[c] * towards[:, c] for c in range(3)) / np.maximum(
+            sum(towards[:, c] * towards[:, c] for c in range(3)), np.float32(1e-9)
+        )
+        cover = np.maximum(cover, np.float32(0.0))
+        return sum((from_felt[c] - cover * towards[:, c]) ** 2 for c in range(3))
+
+    own_d2 = dist2_to_half_line(direction.astype(np.float32)[seed])
+    # Per seed and colour, the direction from the felt to that colour.
+    to_colour = reference.prototypes.astype(np.float32)[None, :, :] - felt_f[:, None, :]
+    other_d2 = dist2_to_half_line(to_colour[seed, label.reshape(-1)[flat]])
+    # Shadows and black things (the pot) also lie near a dark wink's line,
+    # since all dark colours are near each other: a shade of this wink
+    # must be close to its line, and nearer to it than to the felt's own
+    # shadow line (felt times a shade, which a half-line from the felt
+    # towards black is) or else more colourful than the felt.
+    shadow_d2 = dist2_to_half_line(-felt_f[seed])
+    _, felt_sat = hue_saturation(felt)
+    own_shade = (
+        (own_d2 < other_d2)
+        & (own_d2 < OWN_SHADE_DISTANCE**2)
+        & ((own_d2 < shadow_d2) | (sat.reshape(-1)[flat] > felt_sat[seed] + OWN_SHADE_SATURATION))
+    )
+    kept = other.copy()
+    kept.reshape(-1)[flat[own_shade]] = False
+    return kept
+
+
+def _near_mat_edge(points_mm: FloatArray, within_mm: float) -> npt.NDArray[np.bool_]:
+    """(n,) whether each point lies within ``within_mm`` of the (nominal) mat's edge."""
+    edge_mm = np.minimum(
+        MAT_LENGTH_MM / 2 - np.abs(points_mm[:, 0]), MAT_WIDTH_MM / 2 - np.abs(points_mm[:, 1])
+    )
+    return np.asarray(np.abs(edge_mm) <= within_mm)
 
 
 def _near_pot(
@@ -1123,6 +1241,10 @@ def detect_winks(
     return _assemble(fits, rims, colour_index, plane_z, camera, bias)
 
 
+#: Two fits of different colours and one size whose centres are closer
+#: than this fraction of the radius are one wink seen twice.
+SAME_WINK_OTHER_COLOUR = 0.3
+
 #: A new seed this close to one already tried (same colour) is the same seed, mm.
 SAME_SEED_MM = 2.0
 
@@ -1220,15 +1342,19 @@ def _assemble(
     score = circles.arc_fraction / (0.3 + circles.rms_mm)
     ok &= ~off_mat | (score >= MIN_RIM_SCORE_OFF_MAT)
     # One wink can be seeded twice (two peaks in one blob): keep the better fit.
+    # So can a wink whose shading passes for another colour (a dark green
+    # one olive, seeded as yellow too): two winks of one size cannot both
+    # show with their centres this close, as the upper hides the lower.
     kept: list[int] = []
     for m in np.argsort(-quality):
         if not ok[m]:
             continue
         radius_m = circles.radius_mm[m]
         duplicate = any(
-            colour_index[q] == colour_index[m]
-            and np.linalg.norm(circles.centre_mm[q] - circles.centre_mm[m])
-            < 0.5 * min(radius_m, circles.radius_mm[q])
+            np.linalg.norm(circles.centre_mm[q] - circles.centre_mm[m])
+            < min(radius_m, circles.radius_mm[q])
+            * (0.5 if colour_index[q] == colour_index[m] else SAME_WINK_OTHER_COLOUR)
+            and (colour_index[q] == colour_index[m] or fits.large[q] == fits.large[m])
             for q in kept
         )
         if not duplicate:

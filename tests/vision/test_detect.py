@@ -291,6 +291,31 @@ def test_empty_felt_has_no_winks() -> None:
     assert len(detect_winks(_render(camera, [], seed=3), camera)) == 0
 
 
+# A dark green wink whose shaded outer band is olive (blue clipped to 0,
+# red risen): hue alone calls the band yellow. Colours as measured on such a
+# wink in a rendered overhead scene, on felt much like FELT_BGR. Several, so
+# that the frame's radius bias is measured on them too.
+DARK_GREEN_OLIVE_BAND_BGR = (4.0, 40.0, 35.0)
+DARK_GREEN_CORE_BGR = (17.0, 54.0, 17.0)
+DARK_GREEN = [(-300.0, 100.0, 11.0), (0.0, -150.0, 11.0), (250.0, 120.0, 8.0), (-80.0, 200.0, 8.0)]
+
+
+def test_dark_wink_with_an_olive_shaded_band_is_one_wink_of_its_full_size() -> None:
+    camera = _camera()
+    discs = []
+    for x_mm, y_mm, radius_mm in DARK_GREEN:
+        discs.append(Disc(x_mm, y_mm, radius_mm, DARK_GREEN_OLIVE_BAND_BGR))
+        discs.append(Disc(x_mm, y_mm, radius_mm - 4.5, DARK_GREEN_CORE_BGR))
+    found = detect_winks(_render(camera, discs, seed=5), camera)
+    assert len(found) == len(DARK_GREEN)
+    for x_mm, y_mm, radius_mm in DARK_GREEN:
+        i = _match(found, Disc(x_mm, y_mm, radius_mm, DARK_GREEN_CORE_BGR))
+        assert found.colour[i] is Colour.GREEN
+        assert found.size[i] is (WinkSize.LARGE if radius_mm > 9 else WinkSize.SMALL)
+        assert np.hypot(*(found.mat_xy_mm[i] - [x_mm, y_mm])) < 0.5
+        assert found.rim_visible_fraction[i] > 0.8
+
+
 @pytest.mark.parametrize(
     ("image", "message"),
     [
