@@ -15,7 +15,9 @@ Everything returned is in the project's own types (:class:`ImageEllipse`,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -42,6 +44,13 @@ _LIGHTNESS_WEIGHT = 0.6
 _SHADOW_ALLOWANCE = 30.0
 #: Colour distance (CIELAB units) above which a coarse pixel may be a wink.
 _BLOB_THRESHOLD = 9.0
+#: Colour distance above which a full-resolution pixel inside a blob counts as wink
+#: colour. The felt's own texture stays under ~4 (median 1-3 in the close-ups); a
+#: green wink on green felt is only 11-16 away from it.
+_SOLID_THRESHOLD = 1.2 * _BLOB_THRESHOLD
+#: CIELAB chroma above which a pixel's own hue, not that of its difference from
+#: the felt, tells its colour (the winks measured 26-66, grey felt under 10).
+_OWN_HUE_CHROMA = 20.0
 #: RANSAC: rim points within this many pixels of an ellipse support it.
 _INLIER_PX = 2.0
 
@@ -318,6 +327,28 @@ def _classify_colour(delta_lab: FloatArray) -> Colour | None:
     return best
 
 
+def felt_contrast(image_bgr: npt.NDArray[np.uint8], ellipse: ImageEllipse) -> float:
+    """Colour distance (CIELAB units, as the detector measures it) of a wink from the felt.
+
+    The felt is the photo's median colour; the wink's colour the median over
+    the middle of its ellipse. Winks on felt of nearly their own colour (green
+    on green felt) come out under ~18; others 25 and more.
+    """
+    small = image_bgr[::16, ::16]
+    felt = np.median(cv2.cvtColor(small, cv2.COLOR_BGR2LAB).reshape(-1, 3), axis=0)
+    a, b = ellipse.semi_axes_px
+    core = ImageEllipse(ellipse.centre_xy_px, (0.6 * a, 0.6 * b), ellipse.angle_rad)
+    cx, cy = ellipse.centre_xy_px
+    h, w = image_bgr.shape[:2]
+    x0, x1 = max(0, int(cx - a)), min(w, int(cx + a) + 1)
+    y0, y1 = max(0, int(cy - a)), min(h, int(cy + a) + 1)
+    if x1 <= x0 or y1 <= y0:
+        return float("nan")
+    lab = _lab(image_bgr[y0:y1, x0:x1])
+    dist = _colour_distance(lab, felt)
+    return _median_inside(dist, replace(core, centre_xy_px=(cx - x0, cy - y0)))
+
+
 # --------------------------------------------------------------------------
 # Detection
 # --------------------------------------------------------------------------
@@ -459,6 +490,10 @@ def _rescaled(w: CloseupWink, factor: int, offset_xy: tuple[int, int]) -> Closeu
 
 
 def _median_inside(values: FloatArray, ellipse: ImageEllipse) -> float:
+    return _stat_inside(values, ellipse, np.median)
+
+
+def _stat_inside(values: FloatArray, ellipse: ImageEllipse, stat: Callable[..., Any]) -> float:
     cx, cy = ellipse.centre_xy_px
     a = ellipse.semi_axes_px[0]
     ys, xs = np.mgrid[
@@ -469,7 +504,7 @@ def _median_inside(values: FloatArray, ellipse: ImageEllipse) -> float:
     inside = ellipse.contains(pts)
     if inside.sum() < 5:
         return float("nan")
-    return float(np.median(values[ys.ravel()[inside], xs.ravel()[inside]]))
+    return float(stat(values[ys.ravel()[inside], xs.ravel()[inside]]))
 
 
 def _winks_in_blob(
@@ -497,7 +532,7 @@ def _winks_in_blob(
     )
     bgr = roi_bgr.astype(np.float32)
     delta = bgr - felt_bgr.astype(np.float32)
-    solid = dist > 2 * _BLOB_THRESHOLD
+    solid = dist > _SOLID_THRESHOLD
     # Interior pixels only (away from edges), to learn each colour's look.
     grad = cv2.morphologyEx(dist.astype(np.float32), cv2.MORPH_GRADIENT, np.ones((5, 5), np.uint8))
     solid &= grad < 0.5 * dist
@@ -505,6 +540,15 @@ def _winks_in_blob(
         return []
     d_lab = lab[solid] - felt_lab
     hue = np.degrees(np.arctan2(d_lab[:, 2], d_lab[:, 1]))
+    # A wink of the felt's own hue (green on green felt) differs from the felt
+    # only in shade and saturation, so the hue of the difference can point
+    # anywhere (a paler green wink looks "red"). Where the pixel itself is
+    # clearly coloured its own hue decides.
+    own_ab = lab[solid][:, 1:] - 128.0
+    own_chroma = np.hypot(own_ab[:, 0], own_ab[:, 1])
+    hue = np.where(
+        own_chroma >= _OWN_HUE_CHROMA, np.degrees(np.arctan2(own_ab[:, 1], own_ab[:, 0])), hue
+    )
     chroma = np.hypot(d_lab[:, 1], d_lab[:, 2])
     names = list(_HUE_DEG)
     centres = np.array([_HUE_DEG[c] for c in names])
@@ -528,9 +572,13 @@ def _winks_in_blob(
     shares = delta @ mix.T  # (H, W, k)
     # Only near strongly coloured pixels: elsewhere the felt's texture makes noise.
     near_wink = cv2.dilate(
-        (dist > 2 * _BLOB_THRESHOLD).astype(np.uint8), np.ones((9, 9), np.uint8)
+        (dist > _SOLID_THRESHOLD).astype(np.uint8), np.ones((9, 9), np.uint8)
     ).astype(bool)
 
+    # Share of any wink colour (not the shadow term): 1 on winks, 0 on the felt.
+    covered = cv2.GaussianBlur(
+        np.ascontiguousarray(shares[..., : len(present)].sum(axis=-1)), (0, 0), 0.8
+    )
     candidates: list[tuple[float, ImageEllipse, FloatArray, Colour]] = []
     for k, (_, colour, _) in enumerate(present):
         share = cv2.GaussianBlur(np.ascontiguousarray(shares[..., k]), (0, 0), 0.8)
@@ -548,7 +596,12 @@ def _winks_in_blob(
         ):
             a, b = model.semi_axes_px
             core = ImageEllipse(model.centre_xy_px, (0.6 * a, 0.6 * b), model.angle_rad)
-            if not _median_inside(share, core) > 0.6:
+            if not _median_inside(share, core) > 0.6 and not (
+                # A wink partly under others: its middle is covered by winks, not felt,
+                # and its own colour still shows over a good part of it.
+                _median_inside(covered, core) > 0.6
+                and _stat_inside((share > 0.5).astype(np.float32), core, np.mean) > 0.2
+            ):
                 continue  # an ellipse through a gap between winks, not a wink
             candidates.append((-float(inl.sum()), model, rim[inl], colour))
     candidates.sort(key=lambda c: c[0])

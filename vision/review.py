@@ -26,7 +26,13 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.board import LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM, WINK_THICKNESS_MM
-from vision.closeup import CloseupWink, ImageEllipse, NoWinksFoundError, find_closeup_winks
+from vision.closeup import (
+    CloseupWink,
+    ImageEllipse,
+    NoWinksFoundError,
+    felt_contrast,
+    find_closeup_winks,
+)
 from vision.closeup_geometry import (
     DEFAULT_HFOV_DEG,
     MatPlane,
@@ -56,6 +62,14 @@ MODEL_SIGMA_MM = 0.08
 #: (tests/vision/test_review.py) flat pairs came out 0.1 mm off seen from
 #: above and 0.15-0.3 mm off at 42 degrees (side walls, blur between rims).
 MODEL_SIGMA_TILT_MM = 0.12
+#: One-sigma error of a wink of the felt's own colour (green on green felt): its
+#: dark side wall is hardly told from the felt, so its outline follows the top
+#: face on some stretches and the wall's foot on others. A rough allowance: two
+#: such pairs measured 0.1 and 1.8 mm off (closeup 861 and shared 23).
+FAINT_SIGMA_MM = 0.4
+#: Colour distance from the felt under which a wink counts as faint (as above):
+#: green on green felt measured 11-16, every other wink 20 and more.
+FAINT_CONTRAST = 18.0
 #: The verdict's uncertainty is this many sigma (about 95 %).
 COVERAGE_SIGMA = 2.0
 #: Phone fields of view tried besides the default for the unknown focal length, degrees.
@@ -603,14 +617,26 @@ def review_photo(
         sigma_size = abs(overlap) * (1 - SMALL_WINK_DIAMETER_MM / LARGE_WINK_DIAMETER_MM) / 2
         notes.append("all winks in view look the same size: the scale rests on that guess")
     sigma_model = model_sigma_mm(plane.tilt_deg)
+    faint = [w.id for w in (a, b) if felt_contrast(image_bgr, w.ellipse) < FAINT_CONTRAST]
+    sigma_faint = FAINT_SIGMA_MM if faint else 0.0
+    if faint:
+        notes.append(
+            f"{' and '.join(faint)} {'is' if len(faint) == 1 else 'are'} nearly the felt's colour: "
+            "the outline is faint and less sure"
+        )
     sigma = math.sqrt(
-        sigma_fit**2 + sigma_fov**2 + sigma_size**2 + sigma_support**2 + sigma_model**2
+        sigma_fit**2
+        + sigma_fov**2
+        + sigma_size**2
+        + sigma_support**2
+        + sigma_model**2
+        + sigma_faint**2
     )
     uncertainty = COVERAGE_SIGMA * sigma
     notes.append(
         f"one-sigma parts (mm): rim fits {sigma_fit:.2f}, focal length {sigma_fov:.2f}, "
         f"how the winks rest {sigma_support:.2f}, wink size {sigma_size:.2f}, "
-        f"model {sigma_model:.2f}"
+        f"model {sigma_model:.2f}, faint outline {sigma_faint:.2f}"
     )
     squopped = decide(overlap, uncertainty)
     upper = lower = None
