@@ -54,12 +54,12 @@ def _project(intr, rot, trans, pts):
     )
 
 
-def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0):
+def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0, felt_bgr=FELT_BGR):
     """Draw discs ``(x_mm, y_mm, base_mm, diameter_mm, bgr)`` in order (last on top)."""
     intr, rot, trans = _camera(tilt_deg, distance_mm)
     ss = 4  # supersampling for sub-pixel edges
     img = np.zeros((HEIGHT * ss, WIDTH * ss, 3), np.uint8)
-    img[:] = FELT_BGR
+    img[:] = felt_bgr
     t = np.linspace(0, 2 * np.pi, 720, endpoint=False)
     for x, y, base, diameter, bgr in discs:
         r = diameter / 2
@@ -79,6 +79,7 @@ def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0):
 
 RED = (40, 40, 200)
 BLUE = (170, 60, 30)
+GREEN = (40, 140, 20)
 
 
 def _pair(overlap_mm, *, upper_raised=False, tilt_deg=0.0):
@@ -93,6 +94,30 @@ def test_finds_both_winks_with_their_colours():
     colours = sorted(w.colour.value for w in winks)
     assert colours == ["blue", "red"]
     assert all(w.fit_rms_px < 0.5 for w in winks)
+
+
+GREEN_FELT = (75, 128, 60)
+PALE_GREEN = (60, 120, 90)  # the generator's shared 23: a wink only ~11 from its felt
+
+
+def test_finds_a_wink_of_the_felts_own_colour():
+    image = render(
+        [(0.0, 0.0, 0.0, 22.0, BLUE), (19.5, 0.0, 0.0, 16.0, PALE_GREEN)], felt_bgr=GREEN_FELT
+    )
+    colours = sorted(w.colour.value for w in find_closeup_winks(image))
+    assert colours == ["blue", "green"]
+
+
+def test_a_faint_wink_widens_the_uncertainty():
+    on_grey = review_photo(render([(0.0, 0.0, 0.0, 22.0, BLUE), (20.0, 0.0, 0.0, 16.0, GREEN)]))
+    on_green = review_photo(
+        render(
+            [(0.0, 0.0, 0.0, 22.0, BLUE), (20.0, 0.0, 0.0, 16.0, PALE_GREEN)], felt_bgr=GREEN_FELT
+        )
+    )
+    assert any("nearly the felt's colour" in n for n in on_green.notes)
+    assert not any("nearly the felt's colour" in n for n in on_grey.notes)
+    assert on_green.uncertainty_mm > on_grey.uncertainty_mm
 
 
 def test_rectification_recovers_the_tilt_of_the_plane():
