@@ -904,29 +904,41 @@ def _unlike_own_colour(
         where_mm = centres_mm[seed] + offsets_mm.reshape(-1, 2)[flat % (n_rays * n_steps)]
         away = ~_near_mat_edge(where_mm, OWN_SHADE_EDGE_MM)
         flat, seed = flat[away], seed[away]
-    # One plane per channel: numpy reduces over a trailing axis of 3 slowly.
-    pixel = [plane.reshape(-1)[flat] for plane in planes]
+    # Per seed, the lines' directions from the felt: 0 this wink's colour,
+    # 1 black (the felt's own shadow line), 2 + k wink colour k. A shadow
+    # or a black thing (the pot) also lies near a dark wink's line, since
+    # all dark colours are near each other: a shade of this wink must be
+    # close to its line, and nearer to it than to the shadow line or else
+    # more colourful than the felt.
     felt_f = felt.astype(np.float32)
-    from_felt = [pixel[c] - felt_f[seed, c] for c in range(3)]
+    towards = np.concatenate(
+        [
+            direction.astype(np.float32)[:, None, :],
+            -felt_f[:, None, :],
+            reference.prototypes.astype(np.float32)[None, :, :] - felt_f[:, None, :],
+        ],
+        axis=1,
+    )  # (n, 6, 3)
+    n_lines = towards.shape[1]
+    # One plane per channel: numpy reduces over a trailing axis of 3 slowly.
+    towards_c = [np.ascontiguousarray(towards[..., c]).reshape(-1) for c in range(3)]
+    inverse_len2 = (1.0 / np.maximum((towards**2).sum(axis=2), 1e-9)).astype(np.float32)
+    inverse_len2 = inverse_len2.reshape(-1)
+    from_felt = [plane.reshape(-1)[flat] - felt_f[seed, c] for c, plane in enumerate(planes)]
 
-    def dist2_to_half_line(towards: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    def dist2_to_line(line: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """Squared distance of each sample from the half-line felt + t * towards, t >= 0."""
-        cover = sum(from_felt[c] * towards[:, c] for c in range(3)) / np.maximum(
-            sum(towards[:, c] * towards[:, c] for c in range(3)), np.float32(1e-9)
+        at = seed * n_lines + line
+        t_c = [towards_c[c][at] for c in range(3)]
+        cover = (from_felt[0] * t_c[0] + from_felt[1] * t_c[1] + from_felt[2] * t_c[2]) * (
+            inverse_len2[at]
         )
         cover = np.maximum(cover, np.float32(0.0))
-        return sum((from_felt[c] - cover * towards[:, c]) ** 2 for c in range(3))
+        return sum((from_felt[c] - cover * t_c[c]) ** 2 for c in range(3))
 
-    own_d2 = dist2_to_half_line(direction.astype(np.float32)[seed])
-    # Per seed and colour, the direction from the felt to that colour.
-    to_colour = reference.prototypes.astype(np.float32)[None, :, :] - felt_f[:, None, :]
-    other_d2 = dist2_to_half_line(to_colour[seed, label.reshape(-1)[flat]])
-    # Shadows and black things (the pot) also lie near a dark wink's line,
-    # since all dark colours are near each other: a shade of this wink
-    # must be close to its line, and nearer to it than to the felt's own
-    # shadow line (felt times a shade, which a half-line from the felt
-    # towards black is) or else more colourful than the felt.
-    shadow_d2 = dist2_to_half_line(-felt_f[seed])
+    own_d2 = dist2_to_line(np.zeros_like(seed))
+    shadow_d2 = dist2_to_line(np.ones_like(seed))
+    other_d2 = dist2_to_line(2 + label.reshape(-1)[flat].astype(np.intp))
     _, felt_sat = hue_saturation(felt)
     own_shade = (
         (own_d2 < other_d2)
@@ -1345,19 +1357,16 @@ def _assemble(
     # So can a wink whose shading passes for another colour (a dark green
     # one olive, seeded as yellow too): two winks of one size cannot both
     # show with their centres this close, as the upper hides the lower.
+    same_colour = colour_index[:, None] == colour_index[None, :]
+    same_wink = np.linalg.norm(
+        circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :], axis=2
+    ) < np.minimum(circles.radius_mm[:, None], circles.radius_mm[None, :]) * np.where(
+        same_colour, 0.5, SAME_WINK_OTHER_COLOUR
+    )
+    same_wink &= same_colour | (fits.large[:, None] == fits.large[None, :])
     kept: list[int] = []
     for m in np.argsort(-quality):
-        if not ok[m]:
-            continue
-        radius_m = circles.radius_mm[m]
-        duplicate = any(
-            np.linalg.norm(circles.centre_mm[q] - circles.centre_mm[m])
-            < min(radius_m, circles.radius_mm[q])
-            * (0.5 if colour_index[q] == colour_index[m] else SAME_WINK_OTHER_COLOUR)
-            and (colour_index[q] == colour_index[m] or fits.large[q] == fits.large[m])
-            for q in kept
-        )
-        if not duplicate:
+        if ok[m] and not same_wink[m, kept].any():
             kept.append(int(m))
     if not kept:
         return WinkDetections.empty()
