@@ -13,7 +13,10 @@ shows the opposite of the truth; those rows are marked
 
 Prints per photo: truth (plan_gap_mm, squop, upper) against the verdict, and
 then the rate right on pairs with |gap| >= 0.3 mm, the wrong calls that were
-not "too close to call", and the median time per photo.
+not "too close to call", and the median time per photo. When the program
+reviewed another pair than the disputed one ("wrong pair"), its verdict is
+still checked against the truth for the pair it picked (squop or not, and
+which is on top), since an umpire would be shown that verdict too.
 
 Usage::
 
@@ -34,20 +37,35 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from vision.review import review_photo  # noqa: E402
+from tools.groundtruth import GtWink, Scene, load_scene  # noqa: E402
+from vision.review import Verdict, review_photo  # noqa: E402
 
 DEFAULT_FOLDERS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
 
 
-def _truth_ids_for(verdict_ids: tuple[str, str], verdict, gt: dict) -> dict[str, str]:
+def _truth_ids_for(verdict: Verdict, scene: Scene) -> dict[str, str]:
     """Map the verdict's wink labels to ground-truth ids by nearest image centre."""
-    in_image = [w for w in gt["winks"] if w["in_image"]]
+    in_image = [w for w in scene.winks if w.in_image and w.pixel_centre is not None]
     out = {}
     for w in verdict.winks:
         c = np.asarray(w.ellipse.centre_xy_px)
-        best = min(in_image, key=lambda g: float(np.hypot(*(np.asarray(g["pixel_centre"]) - c))))
-        out[w.id] = best["id"]
+        best = min(in_image, key=lambda g: float(np.hypot(*(np.asarray(g.pixel_centre) - c))))
+        out[w.id] = best.id
     return out
+
+
+def _picked_pair_result(verdict: Verdict, names: dict[str, str], by_id: dict[str, GtWink]) -> str:
+    """Right or wrong for the pair the program reviewed, from the truth's squop relations."""
+    a, b = (by_id[names[i]] for i in verdict.ids)
+    truth_upper = a.id if b.id in a.squops else b.id if a.id in b.squops else None
+    if verdict.squopped is None:
+        return "too close"
+    upper = names.get(verdict.upper) if verdict.upper else None
+    if verdict.squopped == (truth_upper is not None) and (
+        not verdict.squopped or upper == truth_upper
+    ):
+        return "right"
+    return "WRONG"
 
 
 def main(folders: list[Path], default_pair: bool) -> int:
@@ -58,12 +76,12 @@ def main(folders: list[Path], default_pair: bool) -> int:
             gt_path = jpg.with_suffix(".json")
             if not gt_path.exists():
                 continue
-            gt = json.loads(gt_path.read_text())
-            disputed = gt.get("disputed")
-            if not disputed:
+            scene = load_scene(gt_path)
+            disputed = scene.disputed
+            if disputed is None or disputed.plan_gap_mm is None:
                 continue
-            by_id = {w["id"]: w for w in gt["winks"]}
-            pc = [by_id[i]["pixel_centre"] for i in disputed["ids"]]
+            by_id = scene.by_id
+            pc = [by_id[i].pixel_centre for i in disputed.ids]
             near = ((pc[0][0] + pc[1][0]) / 2, (pc[0][1] + pc[1][1]) / 2)
             t0 = time.perf_counter()
             image = cv2.imread(str(jpg))
@@ -73,28 +91,29 @@ def main(folders: list[Path], default_pair: bool) -> int:
             except ValueError as exc:
                 verdict, err = None, str(exc)
             times.append(time.perf_counter() - t0)
-            truth_gap = float(disputed["plan_gap_mm"])
-            truth_squop = bool(disputed["squop"])
+            truth_gap = float(disputed.plan_gap_mm)
+            truth_squop = bool(disputed.squop)
             painter = bool(
-                disputed["squop"]
-                and by_id[disputed["upper"]]["centre_mm"][2]
-                < by_id[disputed["lower"]]["centre_mm"][2]
+                disputed.squop
+                and disputed.upper is not None
+                and disputed.lower is not None
+                and by_id[disputed.upper].centre_mm[2] < by_id[disputed.lower].centre_mm[2]
             )
             row = {
                 "photo": jpg.name,
-                "kind": disputed.get("kind"),
+                "kind": disputed.kind,
                 "image_contradicts_truth": painter,
-                "pair": disputed["ids"],
+                "pair": list(disputed.ids),
                 "gap": truth_gap,
                 "squop": truth_squop,
-                "upper": disputed.get("upper"),
+                "upper": disputed.upper,
             }
             if verdict is None:
                 row.update(result="error", detail=err)
             else:
-                names = _truth_ids_for(verdict.ids, verdict, gt)
+                names = _truth_ids_for(verdict, scene)
                 got_pair = sorted(names[i] for i in verdict.ids)
-                same_pair = got_pair == sorted(disputed["ids"])
+                same_pair = got_pair == sorted(disputed.ids)
                 upper = names.get(verdict.upper) if verdict.upper else None
                 row.update(
                     got_pair=got_pair,
@@ -105,10 +124,14 @@ def main(folders: list[Path], default_pair: bool) -> int:
                 )
                 if not same_pair:
                     row["result"] = "wrong pair"
+                    if len(set(got_pair)) == 2:
+                        row["picked_pair_result"] = _picked_pair_result(verdict, names, by_id)
+                    else:
+                        row["picked_pair_result"] = "two fits of one wink"
                 elif verdict.squopped is None:
                     row["result"] = "too close"
                 elif verdict.squopped == truth_squop and (
-                    not truth_squop or upper == disputed.get("upper")
+                    not truth_squop or upper == disputed.upper
                 ):
                     row["result"] = "right"
                 else:
@@ -135,6 +158,12 @@ def main(folders: list[Path], default_pair: bool) -> int:
         )
     print(f"too close to call: {sum(r['result'] == 'too close' for r in rows)}")
     print(f"wrong pair or error: {sum(r['result'] in ('wrong pair', 'error') for r in rows)}")
+    picked = [r["picked_pair_result"] for r in rows if "picked_pair_result" in r]
+    if picked:
+        print(
+            "  verdicts on the pair picked instead: "
+            + ", ".join(f"{k} {picked.count(k)}" for k in sorted(set(picked)))
+        )
     if times:
         print(f"median time per photo: {statistics.median(times):.2f} s (target <= 1.5 s)")
         err = [
