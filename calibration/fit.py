@@ -51,6 +51,11 @@ PRIOR_PP_SIGMA_PER_WIDTH = 0.03
 #: seen from the side, a shadow, fraying): one free offset per edge, with this
 #: prior, when enough baselines fix the scale.
 PRIOR_EDGE_OFFSET_SIGMA_MM = 1.5
+#: Felt mats are a few millimetres thick (the rules set no thickness). A camera
+#: beyond an edge sees that edge's side face, and the felt/table step found there
+#: may be the face's foot: outwards of the edge by up to this thickness seen at
+#: the camera's angle (:func:`side_face_shift_mm`), which widens that edge's prior.
+MAX_MAT_THICKNESS_MM = 4.0
 #: Weight of a felt-edge point relative to a baseline point, when both are used.
 EDGE_WEIGHT = 0.5
 #: Residuals beyond this (px) are down-weighted (Huber): winks and hands on edges.
@@ -366,6 +371,10 @@ def fit_camera(
         p[free] = x
         return p
 
+    # Oblique views show the near edges' side faces: 3-4 mm off at 50 degrees,
+    # which a 1.5 mm prior would instead push into the mapping.
+    offset_sigma_mm = PRIOR_EDGE_OFFSET_SIGMA_MM + side_face_shift_mm(initial)
+
     n_obs = len(obs)
     weights = np.ones(n_obs)
     # A baseline is a thin painted line, found at its middle without bias; the
@@ -382,7 +391,7 @@ def fit_camera(
         if free[2]:
             priors.append(p[2] / PRIOR_K2_SIGMA)
         if fit_edge_offsets:
-            priors.extend(p[N_CAMERA_PARAMS:] / PRIOR_EDGE_OFFSET_SIGMA_MM)
+            priors.extend(p[N_CAMERA_PARAMS:] / offset_sigma_mm)
         return np.concatenate([res * np.sqrt(weights), priors])
 
     # Huber by iterative reweighting around MINPACK's Levenberg-Marquardt: lm is
@@ -418,6 +427,27 @@ def fit_camera(
         param_cov=cov,
         cost=float(sol.cost),
     )
+
+
+def side_face_shift_mm(camera: CameraModel) -> FloatArray:
+    """How far outside each edge its side face's foot can appear, mat mm, shape (4,).
+
+    The foot of the side face of a mat :data:`MAX_MAT_THICKNESS_MM` thick,
+    projected from the camera onto the mat's plane, lands this far outside the
+    edge; zero for an edge whose side face the camera cannot see (the camera is
+    on the mat's side of that edge's line). Constant along an edge: it depends
+    only on the camera's height and its distance beyond the edge's line.
+    Edges in the order of :func:`edge_lines`.
+    """
+    centre = camera.position_mm
+    height_mm = max(float(centre[2]), 1.0)
+    shifts = []
+    for line in edge_lines():
+        beyond_mm = float(centre[0] * line.normal[0] + centre[1] * line.normal[1]) - line.offset_mm
+        shifts.append(
+            max(0.0, beyond_mm) * MAX_MAT_THICKNESS_MM / (height_mm + MAX_MAT_THICKNESS_MM)
+        )
+    return np.asarray(shifts, np.float64)
 
 
 def mapping_sigma_mm(fit: CameraFit) -> float:

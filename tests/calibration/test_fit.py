@@ -14,6 +14,7 @@ from calibration.fit import (
     fit_camera,
     focal_from_homography,
     initial_camera,
+    side_face_shift_mm,
 )
 from rules.board import BASELINE_DISTANCE_MM
 from tests.calibration.synthetic import look_at_camera, mat_grid_mm
@@ -106,3 +107,39 @@ def test_fit_keeps_given_distortion_when_told_not_to_fit_it() -> None:
     assert fit.camera.dist_coeffs[0] == -0.09
     err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
     assert err.max() < 0.05
+
+
+@pytest.mark.parametrize(
+    ("position_mm", "expected_mm"),
+    [
+        # Straight above the pot: no side face in view.
+        ((0.0, 0.0, 1800.0), (0.0, 0.0, 0.0, 0.0)),
+        # Tripod 1185.6 mm beyond the x- edge, 2 m up: only x- shows its side,
+        # whose foot (4 mm down) projects 1185.6 * 4 / 2004 mm outwards.
+        ((-2100.0, -300.0, 2000.0), (0.0, 0.0, 0.0, 1185.6 * 4.0 / 2004.0)),
+        # Beyond the y+ and x+ edges at once (a corner view).
+        ((1414.4, 957.2, 1000.0), (0.0, 500.0 * 4 / 1004, 500.0 * 4 / 1004, 0.0)),
+    ],
+)
+def test_side_face_shift_is_the_mat_thickness_seen_from_the_camera(
+    position_mm, expected_mm
+) -> None:
+    cam = look_at_camera((1920, 1080), position_mm, k1=0.0)
+    np.testing.assert_allclose(side_face_shift_mm(cam), expected_mm, atol=1e-6)
+
+
+def test_fit_absorbs_a_near_edge_seen_at_its_side_face_foot() -> None:
+    truth = look_at_camera((1920, 1080), (-2100.0, -300.0, 2000.0), k1=-0.05)
+    obs = _exact_observations(truth)
+    # The x- edge (index 3) is seen 3.5 mm outside, where its side face meets the table.
+    on_x_minus = obs.edge_index == 3
+    moved_mm = truth.image_to_mat(obs.image_xy_px[on_x_minus]) - [3.5, 0.0]
+    image_xy = obs.image_xy_px.copy()
+    image_xy[on_x_minus] = truth.mat_to_image(moved_mm)
+    obs = Observations(image_xy, obs.line_normal, obs.line_offset_mm, obs.kind, obs.edge_index)
+    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
+    fit = fit_camera(start, obs, fit_edge_offsets=True)
+    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    # The widened prior still pulls a little; a flat 1.5 mm prior gave 0.63 mm here.
+    assert err.max() < 0.2
+    np.testing.assert_allclose(fit.edge_offsets_mm, [0.0, 0.0, 0.0, 3.5], atol=0.2)
