@@ -117,6 +117,11 @@ MAX_WINK_RADIUS_MM = 13.0
 MIN_RIM_SCORE = 0.55
 #: The same, for a wink on the table off the mat.
 MIN_RIM_SCORE_OFF_MAT = 1.0
+#: ... and for one lying wholly on the table, clear of the mat's edge (where
+#: felt and table blur into wink-like colours) by this margin, mm ...
+OFF_MAT_CLEAR_MM = 2.0
+#: ... which needs only this.
+MIN_RIM_SCORE_OFF_MAT_CLEAR = 0.8
 #: Half-width of the band along each baseline where no seed grows, mm.
 BASELINE_BAND_MM = 3.0
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
@@ -1352,7 +1357,14 @@ def _assemble(
     # round rim: winks that went off lie alone on the table.
     off_mat = plane_z < 0.0
     score = circles.arc_fraction / (0.3 + circles.rms_mm)
-    ok &= ~off_mat | (score >= MIN_RIM_SCORE_OFF_MAT)
+    outside = np.maximum(
+        np.abs(circles.centre_mm[:, 0]) - MAT_LENGTH_MM / 2,
+        np.abs(circles.centre_mm[:, 1]) - MAT_WIDTH_MM / 2,
+    )
+    clear_of_edge = outside >= circles.radius_mm + OFF_MAT_CLEAR_MM
+    ok &= ~off_mat | (
+        score >= np.where(clear_of_edge, MIN_RIM_SCORE_OFF_MAT_CLEAR, MIN_RIM_SCORE_OFF_MAT)
+    )
     # One wink can be seeded twice (two peaks in one blob): keep the better fit.
     # So can a wink whose shading passes for another colour (a dark green
     # one olive, seeded as yellow too): two winks of one size cannot both
