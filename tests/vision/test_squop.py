@@ -10,6 +10,7 @@ import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize
+from vision.detections import WinkDetections
 from vision.squop import (
     K_SIGMA,
     _levels,
@@ -184,3 +185,48 @@ def test_a_doubtful_size_class_widens_the_band_of_uncertain_calls() -> None:
     (doubtful,) = analyse_squops(dets, camera, image, extra_sigma_mm=[3.0, 0.0]).calls
     assert not sure.squop and not sure.uncertain
     assert not doubtful.squop and doubtful.uncertain
+
+
+def _evidence_for_true_upper(analysis, upper: int, lower: int):  # type: ignore[no-untyped-def]
+    """The evidence on a pair, signed so that positive favours ``upper``."""
+    if (upper, lower) in analysis.evidence:
+        ev = analysis.evidence[(upper, lower)]
+        return ev.score, ev.model_llr
+    ev = analysis.evidence[(lower, upper)]
+    return -ev.score, None if ev.model_llr is None else -ev.model_llr
+
+
+@pytest.mark.parametrize(
+    ("noise_mm", "lower_size_seen"),
+    [
+        ([[0.0, 0.0], [1.5, 0.0]], WinkSize.LARGE),  # upper's centre 1.5 mm off, towards the lower
+        ([[-1.2, 0.8], [0.0, 0.0]], WinkSize.LARGE),  # lower's centre 1.4 mm off
+        ([[0.0, 0.0], [0.0, 0.0]], WinkSize.SMALL),  # lower wink (large) reported small
+        ([[0.8, 0.0], [-0.8, 0.0]], WinkSize.SMALL),  # both: centres off and the size wrong
+    ],
+)
+def test_upper_wink_is_found_despite_realistic_detection_errors(
+    noise_mm: list[list[float]], lower_size_seen: WinkSize
+) -> None:
+    camera = overhead_camera()
+    lower = SceneWink(Colour.BLUE, WinkSize.LARGE, 100.0, 50.0, 1.5)
+    upper = SceneWink(Colour.YELLOW, WinkSize.SMALL, 114.0, 50.0, 3.0)  # 5 mm overlap
+    image = render(camera, [lower, upper])
+    dets = detections_for(camera, [lower, upper], noise_mm=noise_mm)
+    sizes = np.array([lower_size_seen, WinkSize.SMALL], dtype=object)
+    dets = WinkDetections(
+        **{
+            **{f: getattr(dets, f) for f in ("image_xy_px", "mat_xy_mm", "z_mm", "radius_mm")},
+            "colour": dets.colour,
+            "size": sizes,
+            "confidence": dets.confidence,
+            "rim_visible_fraction": dets.rim_visible_fraction,
+            "centre_sigma_mm": dets.centre_sigma_mm,
+        },
+    )
+    analysis = analyse_squops(dets, camera, image)
+    score, llr = _evidence_for_true_upper(analysis, upper=1, lower=0)
+    assert llr is not None and llr > 0
+    assert score > 0
+    (call,) = analysis.calls
+    assert (call.upper, call.lower) == (1, 0)
