@@ -60,6 +60,9 @@ MAX_MAT_THICKNESS_MM = 4.0
 EDGE_WEIGHT = 0.5
 #: Residuals beyond this (px) are down-weighted (Huber): winks and hands on edges.
 HUBER_PX = 0.7
+#: Sub-pixel edge and line finding is no better than this (px): the floor of the
+#: per-line scatter that weights each line (:func:`_line_weights`).
+LINE_SCATTER_FLOOR_PX = 0.1
 
 
 class TooFewPointsError(ValueError):
@@ -340,7 +343,8 @@ def fit_camera(
     max_nfev : int
         Evaluation budget of each Levenberg-Marquardt run.
     rounds : int
-        Reweighting rounds (Huber); 1 is plain least squares.
+        Reweighting rounds (Huber, and each line by its scatter); 1 is plain
+        least squares.
     """
     if len(obs) < MIN_OBSERVATIONS:
         raise TooFewPointsError(
@@ -406,7 +410,7 @@ def fit_camera(
         p_now = unpack(x)
         r = residuals_mm(_camera_from_params(p_now, size_wh), obs, p_now[N_CAMERA_PARAMS:])
         r_px = np.abs(np.nan_to_num(r / mm_per_px, nan=1e3))
-        weights = np.minimum(1.0, HUBER_PX / np.maximum(r_px, 1e-9))
+        weights = np.minimum(1.0, HUBER_PX / np.maximum(r_px, 1e-9)) * _line_weights(obs, r_px)
     p = unpack(sol.x)
     camera = _camera_from_params(p, size_wh)
     offsets = p[N_CAMERA_PARAMS:].copy()
@@ -427,6 +431,33 @@ def fit_camera(
         param_cov=cov,
         cost=float(sol.cost),
     )
+
+
+def _line_weights(obs: Observations, abs_residual_px: FloatArray) -> FloatArray:
+    """Weight of each point by how cleanly its own line is seen, shape (N,).
+
+    A felt edge blurred, shadowed or frayed unevenly along its length scatters
+    its points by a pixel or more where a crisp edge or a printed baseline stays
+    within a tenth: each edge and baseline is weighted by the inverse square of
+    its points' robust scatter, relative to the typical line's, so a poor edge
+    cannot drag the mapping that the good ones agree on.
+    """
+    line_id = np.where(
+        obs.edge_index >= 0,
+        obs.edge_index,
+        4 + (obs.line_normal[:, 0] > 0) + 2 * (obs.line_normal[:, 1] > 0),
+    )
+    scatter = np.full(len(obs), np.nan)
+    for line in np.unique(line_id):
+        on_line = line_id == line
+        # Too few points say nothing about their line's scatter.
+        if on_line.sum() >= 8:
+            scatter[on_line] = 1.4826 * np.median(abs_residual_px[on_line])
+    if not np.any(np.isfinite(scatter)):
+        return np.ones(len(obs))
+    typical = max(float(np.nanmedian(scatter)), LINE_SCATTER_FLOOR_PX)
+    scatter = np.maximum(np.nan_to_num(scatter, nan=typical), LINE_SCATTER_FLOOR_PX)
+    return np.asarray(np.clip((typical / scatter) ** 2, 0.02, 4.0), np.float64)
 
 
 def side_face_shift_mm(camera: CameraModel) -> FloatArray:
