@@ -225,12 +225,15 @@ def _ransac_arcs(
     min_semi_minor_px: float,
     max_semi_major_px: float,
     rng: np.random.Generator,
+    is_wink: Callable[[ImageEllipse, FloatArray], bool] | None = None,
 ) -> list[tuple[ImageEllipse, npt.NDArray[np.bool_]]]:
     """Pull ellipses out of one blob's rim, best supported first.
 
     Minimal samples are drawn from short stretches of one contour chain, so
     that all five points usually belong to the same wink even when several
-    winks touch.
+    winks touch. With ``is_wink``, an ellipse it refuses (one through arcs of
+    two winks, say) does not use up the rim: the next best supported trial
+    is tried instead, so a wink partly hidden in a pile can still be found.
     """
     found: list[tuple[ImageEllipse, npt.NDArray[np.bool_]]] = []
     remaining = np.ones(len(rim_xy), dtype=bool)
@@ -240,8 +243,7 @@ def _ransac_arcs(
     for _ in range(8):
         if remaining.sum() < 30:
             break
-        best: tuple[ImageEllipse, npt.NDArray[np.bool_]] | None = None
-        best_support = 0.0
+        trials: list[tuple[float, ImageEllipse, npt.NDArray[np.bool_]]] = []
         for trial_no in range(50):
             k = int(rng.choice(len(chains), p=pick))
             lo, hi = int(offsets[k]), int(offsets[k + 1])
@@ -260,17 +262,30 @@ def _ransac_arcs(
             # Support is rim length explained, relative to the ellipse's perimeter,
             # so one large wink does not always beat a well-seen small one.
             support = inl.sum() / math.sqrt(model.semi_axes_px[0])
-            if support > best_support:
-                best, best_support = (model, inl), support
-        if best is None:
+            trials.append((float(support), model, inl))
+        if not trials:
             break
-        model, inl = best
-        for tol in (3 * _INLIER_PX, 2 * _INLIER_PX, _INLIER_PX, _INLIER_PX):
-            band = remaining & (np.abs(model.distance_px(rim_xy)) < tol)
-            refit = fit_ellipse_direct(rim_xy[band])
-            if refit is None or not _plausible(refit, min_semi_minor_px, max_semi_major_px):
+        trials.sort(key=lambda t: -t[0])
+        refused: list[ImageEllipse] = []
+        accepted: ImageEllipse | None = None
+        for _, trial_model, _ in trials:
+            # Only a few distinct runners-up: each check costs a look at the image.
+            if len(refused) >= (6 if is_wink is not None else 1):
                 break
-            model = refit
+            if any(_same_wink(trial_model, r) for r in refused):
+                continue
+            model = _refit(trial_model, rim_xy, remaining, min_semi_minor_px, max_semi_major_px)
+            support = remaining & (np.abs(model.distance_px(rim_xy)) < _INLIER_PX)
+            if is_wink is None or is_wink(model, rim_xy[support]):
+                accepted = model
+                break
+            refused.append(trial_model)
+        if accepted is None:
+            # Nothing here is a wink; the refused fits may share rim with one
+            # that is (the visible arc of a wink in a pile), so no rim is used
+            # up: the next round draws fresh samples.
+            continue
+        model = accepted
         inl = remaining & (np.abs(model.distance_px(rim_xy)) < _INLIER_PX)
         coverage = _angular_coverage(model, rim_xy[inl])
         if inl.sum() < 40 or coverage < 0.35:
@@ -283,6 +298,23 @@ def _ransac_arcs(
         found.append((model, inl))
         remaining &= ~(np.abs(model.distance_px(rim_xy)) < 2 * _INLIER_PX)
     return found
+
+
+def _refit(
+    model: ImageEllipse,
+    rim_xy: FloatArray,
+    remaining: npt.NDArray[np.bool_],
+    min_semi_minor_px: float,
+    max_semi_major_px: float,
+) -> ImageEllipse:
+    """A RANSAC model refitted to the rim points near it, in narrowing bands."""
+    for tol in (3 * _INLIER_PX, 2 * _INLIER_PX, _INLIER_PX, _INLIER_PX):
+        band = remaining & (np.abs(model.distance_px(rim_xy)) < tol)
+        refit = fit_ellipse_direct(rim_xy[band])
+        if refit is None or not _plausible(refit, min_semi_minor_px, max_semi_major_px):
+            break
+        model = refit
+    return model
 
 
 def _same_wink(e1: ImageEllipse, e2: ImageEllipse) -> bool:
@@ -489,6 +521,38 @@ def _rescaled(w: CloseupWink, factor: int, offset_xy: tuple[int, int]) -> Closeu
     )
 
 
+def _hidden_rim_is_covered(
+    model: ImageEllipse, rim_px: FloatArray, covered: FloatArray, min_share: float = 0.8
+) -> bool:
+    """Whether the stretches of the ellipse with no rim point found lie under other winks.
+
+    A wink partly hidden in a pile has its unseen rim under the winks on top
+    of it; an ellipse strung across arcs of several winks passes over bare
+    felt somewhere.
+    """
+    pts = model.points(72)
+    if len(rim_px) == 0:
+        return False
+    # Which stretches of the ellipse (5-degree bins of its angle) have rim points.
+    u = _to_unit_circle(model, rim_px, 0.0)
+    seen_bins = np.unique(
+        ((np.arctan2(u[:, 1], u[:, 0]) + np.pi) / (2 * np.pi) * 72).astype(int) % 72
+    )
+    t = np.linspace(0, 2 * np.pi, 72, endpoint=False)
+    ang = np.arctan2(np.sin(t), np.cos(t))
+    bins = ((ang + np.pi) / (2 * np.pi) * 72).astype(int) % 72
+    hidden = ~np.isin(bins, seen_bins)
+    if not hidden.any():
+        return True
+    h, w = covered.shape[:2]
+    xy = np.round(pts[hidden]).astype(int)
+    ok = (xy[:, 0] >= 0) & (xy[:, 0] < w) & (xy[:, 1] >= 0) & (xy[:, 1] < h)
+    if not ok.any():
+        return True  # hidden by the edge of the crop, nothing to check
+    under = covered[xy[ok, 1], xy[ok, 0]] > 0.6
+    return float(np.mean(under)) >= min_share
+
+
 def _median_inside(values: FloatArray, ellipse: ImageEllipse) -> float:
     return _stat_inside(values, ellipse, np.median)
 
@@ -496,10 +560,11 @@ def _median_inside(values: FloatArray, ellipse: ImageEllipse) -> float:
 def _stat_inside(values: FloatArray, ellipse: ImageEllipse, stat: Callable[..., Any]) -> float:
     cx, cy = ellipse.centre_xy_px
     a = ellipse.semi_axes_px[0]
-    ys, xs = np.mgrid[
-        max(0, int(cy - a)) : min(values.shape[0], int(cy + a) + 1) : 2,
-        max(0, int(cx - a)) : min(values.shape[1], int(cx + a) + 1) : 2,
-    ]
+    y0, y1 = max(0, int(cy - a)), min(values.shape[0], int(cy + a) + 1)
+    x0, x1 = max(0, int(cx - a)), min(values.shape[1], int(cx + a) + 1)
+    if y1 <= y0 or x1 <= x0:
+        return float("nan")  # wholly off the crop
+    ys, xs = np.mgrid[y0:y1:2, x0:x1:2]
     pts = np.column_stack([xs.ravel(), ys.ravel()]).astype(np.float64)
     inside = ellipse.contains(pts)
     if inside.sum() < 5:
@@ -587,23 +652,38 @@ def _winks_in_blob(
         if not chains:
             continue
         rim = np.vstack(chains)
+        own = (share > 0.5).astype(np.float32)
+
+        def is_wink(
+            model: ImageEllipse,
+            rim_px: FloatArray,
+            share: FloatArray = share,
+            own: FloatArray = own,
+        ) -> bool:
+            """Not an ellipse through a gap between winks: its middle is this colour,
+            or (a wink partly under others) covered by winks, not felt, with its
+            own colour still showing over a good part of it and the unseen part
+            of its rim lying under other winks."""
+            a, b = model.semi_axes_px
+            core = ImageEllipse(model.centre_xy_px, (0.6 * a, 0.6 * b), model.angle_rad)
+            if _median_inside(share, core) > 0.6:
+                return True
+            return (
+                _median_inside(covered, core) > 0.6
+                and _stat_inside(own, core, np.mean) > 0.2
+                and _hidden_rim_is_covered(model, rim_px, covered)
+            )
+
         for model, inl in _ransac_arcs(
             rim,
             chains,
             min_semi_minor_px=min_semi_minor_px,
             max_semi_major_px=max_semi_major_px,
             rng=rng,
+            is_wink=is_wink,
         ):
-            a, b = model.semi_axes_px
-            core = ImageEllipse(model.centre_xy_px, (0.6 * a, 0.6 * b), model.angle_rad)
-            if not _median_inside(share, core) > 0.6 and not (
-                # A wink partly under others: its middle is covered by winks, not felt,
-                # and its own colour still shows over a good part of it.
-                _median_inside(covered, core) > 0.6
-                and _stat_inside((share > 0.5).astype(np.float32), core, np.mean) > 0.2
-            ):
-                continue  # an ellipse through a gap between winks, not a wink
-            candidates.append((-float(inl.sum()), model, rim[inl], colour))
+            if is_wink(model, rim[inl]):
+                candidates.append((-float(inl.sum()), model, rim[inl], colour))
     candidates.sort(key=lambda c: c[0])
     out: list[CloseupWink] = []
     for _, model, pts, colour in candidates:

@@ -120,6 +120,27 @@ def test_a_faint_wink_widens_the_uncertainty():
     assert on_green.uncertainty_mm > on_grey.uncertainty_mm
 
 
+@pytest.mark.parametrize(
+    ("overlap_mm", "with_neighbour"),
+    [
+        (11.0, False),  # only a thin crescent of the small blue wink shows from under the red
+        (9.0, True),  # the same under a pile: a large blue wink leans on both
+    ],
+)
+def test_finds_a_wink_mostly_hidden_under_another(overlap_mm, with_neighbour):
+    discs = [(19.0 - overlap_mm, 0.0, 0.0, 16.0, BLUE), (0.0, 0.0, THICKNESS_MM, 22.0, RED)]
+    if with_neighbour:
+        discs.insert(0, (23.0 - overlap_mm, 13.0, 0.0, 22.0, BLUE))
+    winks = find_closeup_winks(render(discs))
+    hidden = [
+        w
+        for w in winks
+        if w.colour is not None and w.colour.value == "blue" and w.rim_visible_fraction < 0.7
+    ]
+    assert len(hidden) == 1
+    assert len(winks) == len(discs)
+
+
 def test_rectification_recovers_the_tilt_of_the_plane():
     image = _pair(-2.0, tilt_deg=30.0)
     winks = find_closeup_winks(image)
