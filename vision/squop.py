@@ -422,12 +422,13 @@ def upper_evidence(
 
     model_score: float | None = None
     if separated and model_llr is None and not same_colour:
+        centres, invs = _ellipses_through(np.stack([rim_a_px, rim_b_px]))
         pixels = _pair_pixels(
             lab,
             offset,
             clear.astype(bool),
-            _ellipse_through(rim_a_px),
-            _ellipse_through(rim_b_px),
+            (centres[0], invs[0]),
+            (centres[1], invs[1]),
             scale_range_a,
             scale_range_b,
         )
@@ -591,15 +592,19 @@ class _PairPixels:
     scale_b: tuple[float, float]
 
 
-def _ellipse_through(rim_px: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Centre and inverse shape matrix of the ellipse through a projected rim.
+def _ellipses_through(rims_px: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Centres (k, 2) and inverse shape matrices (k, 2, 2) of ellipses through projected rims.
 
-    A small disc's rim projects to an ellipse ``c + M (cos t, sin t)``; the
-    rim's covariance is ``M M^T / 2``, which gives the symmetric ``M``.
+    A small disc's rim (k, m, 2), sampled evenly in angle, projects to an
+    ellipse ``c + M (cos t, sin t)``; the rim's covariance is ``M M^T / 2``,
+    which gives the symmetric ``M``.
     """
-    centre = rim_px.mean(axis=0)
-    vals, vecs = np.linalg.eigh(2.0 * np.cov((rim_px - centre).T, bias=True))
-    return centre, (vecs / np.sqrt(np.maximum(vals, 1e-9))) @ vecs.T
+    centre = rims_px.mean(axis=1)
+    off = rims_px - centre[:, None, :]
+    cov = np.einsum("kmi,kmj->kij", off, off) / rims_px.shape[1]
+    vals, vecs = np.linalg.eigh(2.0 * cov)
+    inv = np.einsum("kij,kj,klj->kil", vecs, 1.0 / np.sqrt(np.maximum(vals, 1e-9)), vecs)
+    return centre, inv
 
 
 def _pair_pixels(
@@ -721,6 +726,7 @@ def layering_log_likelihood_ratios(pairs: Sequence[_PairPixels]) -> FloatArray:
     # model derivatives (upper-upper, upper-lower, lower-lower) weighs each.
     jtj_i, jtj_j = np.triu_indices(6)
     jtj_kind = (jtj_i >= 3).astype(int) + (jtj_j >= 3).astype(int)
+    value_energy = np.add.reduceat((values * values).sum(axis=0), starts, dtype=float)
     err = np.zeros(n_seg)
     for step in range(FIT_STEPS + 1):
         last = step == FIT_STEPS
@@ -738,29 +744,51 @@ def layering_log_likelihood_ratios(pairs: Sequence[_PairPixels]) -> FloatArray:
         gram[:, gram_j, gram_i] = gram[:, gram_i, gram_j]
         rhs = np.add.reduceat(
             (basis[:, None, :] * values[None, :, :]).reshape(9, -1), starts, axis=1, dtype=float
-        )
-        colours = np.linalg.solve(gram + 1e-6 * np.eye(3), rhs.T.reshape(-1, 3, 3))
-        c = colours.transpose(1, 2, 0).astype(_F32)[:, :, seg]  # (layer, channel, N)
-        residual = values - (basis[0] * c[0] + basis[1] * c[1] + basis[2] * c[2])
+        ).T.reshape(-1, 3, 3)
+        colours = np.linalg.solve(gram + 1e-6 * np.eye(3), rhs)  # (segment, layer, channel)
         if last:
-            err = np.add.reduceat((residual * residual).sum(axis=0), starts, dtype=float)
+            # Sum of squared residuals from the segment sums alone:
+            # |v|^2 - 2 <C, B^T v> + <C, B^T B C>.
+            err = (
+                value_energy
+                - 2.0 * (colours * rhs).sum(axis=(1, 2))
+                + (colours * (gram @ colours)).sum(axis=(1, 2))
+            )
             err += SHIFT_PRIOR_WEIGHT * (((params - _NO_CHANGE) * _SHIFT_MASK) ** 2).sum(axis=1)
             break
         assert g_up is not None and g_low is not None
-        low_minus_felt = c[1] - c[2]
-        # Model derivative per channel: d/d(up cover), d/d(low cover).
-        d_up = (c[0] - c[2]) - w_low * low_minus_felt
-        d_low = (1.0 - w_up) * low_minus_felt
-        dots = np.stack([(d_up * d_up).sum(0), (d_up * d_low).sum(0), (d_low * d_low).sum(0)])
+        # Model derivative per channel: d/d(up cover) = D0 - w_low D1, d/d(low
+        # cover) = (1 - w_up) D1, with D0 = upper - felt, D1 = lower - felt.
+        # Their products with each other and with the residual reduce to
+        # per-segment dot products of colours, so no per-pixel colour arrays.
+        d0 = colours[:, 0] - colours[:, 2]
+        d1 = colours[:, 1] - colours[:, 2]
+        d0d0, d0d1, d1d1 = (d0 * d0).sum(1), (d0 * d1).sum(1), (d1 * d1).sum(1)
+        d0c = np.einsum("sc,slc->sl", d0, colours)  # (segment, layer)
+        d1c = np.einsum("sc,slc->sl", d1, colours)
+        v_d0 = (values * d0.T.astype(_F32)[:, seg]).sum(axis=0)
+        v_d1 = (values * d1.T.astype(_F32)[:, seg]).sum(axis=0)
+        model_d0 = (basis * d0c.T.astype(_F32)[:, seg]).sum(axis=0)
+        model_d1 = (basis * d1c.T.astype(_F32)[:, seg]).sum(axis=0)
+        res_d1 = v_d1 - model_d1  # residual . D1
+        res_up = (v_d0 - model_d0) - w_low * res_d1
+        res_low = (1.0 - w_up) * res_d1
+        k00, k01, k11 = (x.astype(_F32)[seg] for x in (d0d0, d0d1, d1d1))
+        open_up = 1.0 - w_up
+        dots = np.stack(
+            [
+                k00 - 2.0 * w_low * k01 + w_low * w_low * k11,
+                open_up * (k01 - w_low * k11),
+                open_up * open_up * k11,
+            ]
+        )
         grad = np.concatenate([g_up, g_low])  # (6, N)
         jtj = np.empty((n_seg, 6, 6))
         jtj[:, jtj_i, jtj_j] = np.add.reduceat(
             grad[jtj_i] * grad[jtj_j] * dots[jtj_kind], starts, axis=1, dtype=float
         ).T
         jtj[:, jtj_j, jtj_i] = jtj[:, jtj_i, jtj_j]
-        toward = np.concatenate(
-            [g_up * (d_up * residual).sum(0), g_low * (d_low * residual).sum(0)]
-        )
+        toward = np.concatenate([g_up * res_up, g_low * res_low])
         jtr = np.add.reduceat(toward, starts, axis=1, dtype=float).T
         # A Gaussian prior on the shifts (MAP rather than least squares).
         jtj += SHIFT_PRIOR_WEIGHT * _SHIFT_MASK[None, :, None] * np.eye(6)
@@ -1040,7 +1068,7 @@ def analyse_squops(
         # The layering fits of all close pairs in one batch: per pair they
         # would cost several times more in array overhead.
         batch = []
-        ellipses: dict[int, tuple[FloatArray, FloatArray]] = {}
+        ell_centre, ell_inv = _ellipses_through(rims_flat)
         for i, j, _, _ in close:
             pair_roi = _pair_roi(image_bgr, rims_flat[i], rims_flat[j], nearby_rims(i, j))
             rois[(i, j)] = pair_roi
@@ -1049,16 +1077,13 @@ def analyse_squops(
             # 31 pairs on the shared scenes and samples), so it is not run.
             if pair_roi is None or detections.colour[i] is detections.colour[j]:
                 continue
-            for k in (i, j):
-                if k not in ellipses:
-                    ellipses[k] = _ellipse_through(rims_flat[k])
             lab, offset, _, clear = pair_roi
             pixels = _pair_pixels(
                 lab,
                 offset,
                 clear.astype(bool),
-                ellipses[i],
-                ellipses[j],
+                (ell_centre[i], ell_inv[i]),
+                (ell_centre[j], ell_inv[j]),
                 scale_range[i],
                 scale_range[j],
             )
