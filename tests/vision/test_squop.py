@@ -3,6 +3,7 @@ and synthetic frames where we know which wink is on top."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,12 +11,17 @@ import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize
-from vision.detections import WinkDetections
 from vision.squop import (
     K_SIGMA,
+    _ellipses_through,
+    _image_rims_px,
     _levels,
+    _pair_pixels,
+    _pair_roi,
+    _scale_range,
     analyse_squops,
     correct_parallax,
+    layering_log_likelihood_ratios,
     pile_ids,
     plan_overlap,
 )
@@ -213,20 +219,46 @@ def test_upper_wink_is_found_despite_realistic_detection_errors(
     upper = SceneWink(Colour.YELLOW, WinkSize.SMALL, 114.0, 50.0, 3.0)  # 5 mm overlap
     image = render(camera, [lower, upper])
     dets = detections_for(camera, [lower, upper], noise_mm=noise_mm)
-    sizes = np.array([lower_size_seen, WinkSize.SMALL], dtype=object)
-    dets = WinkDetections(
-        **{
-            **{f: getattr(dets, f) for f in ("image_xy_px", "mat_xy_mm", "z_mm", "radius_mm")},
-            "colour": dets.colour,
-            "size": sizes,
-            "confidence": dets.confidence,
-            "rim_visible_fraction": dets.rim_visible_fraction,
-            "centre_sigma_mm": dets.centre_sigma_mm,
-        },
-    )
+    dets = dataclasses.replace(dets, size=np.array([lower_size_seen, WinkSize.SMALL], dtype=object))
     analysis = analyse_squops(dets, camera, image)
     score, llr = _evidence_for_true_upper(analysis, upper=1, lower=0)
     assert llr is not None and llr > 0
     assert score > 0
     (call,) = analysis.calls
     assert (call.upper, call.lower) == (1, 0)
+
+
+def test_layering_fits_in_one_batch_match_fits_one_pair_at_a_time() -> None:
+    camera = overhead_camera()
+    winks = [
+        SceneWink(Colour.BLUE, WinkSize.LARGE, 100.0, 50.0, 1.5),
+        SceneWink(Colour.RED, WinkSize.SMALL, 114.0, 50.0, 3.0),  # red on blue
+        SceneWink(Colour.GREEN, WinkSize.SMALL, -300.0, -80.0, 1.5),
+        SceneWink(Colour.YELLOW, WinkSize.LARGE, -300.0, -63.0, 3.0),  # yellow on green
+    ]
+    image = render(camera, winks)
+    flat = np.array([[w.x_mm, w.y_mm] for w in winks])
+    radius = np.array([w.radius_mm for w in winks])
+    rims = _image_rims_px(camera, flat, radius, np.array([w.top_z_mm for w in winks]))
+    centres, invs = _ellipses_through(rims)
+    pixels = []
+    for i, j in ((0, 1), (2, 3)):
+        roi = _pair_roi(image, rims[i], rims[j], ())
+        assert roi is not None
+        lab, offset, _, clear = roi
+        one = _pair_pixels(
+            lab,
+            offset,
+            clear.astype(bool),
+            (centres[i], invs[i]),
+            (centres[j], invs[j]),
+            _scale_range(radius[i]),
+            _scale_range(radius[j]),
+        )
+        assert one is not None
+        pixels.append(one)
+    together = layering_log_likelihood_ratios(pixels)
+    apart = np.concatenate([layering_log_likelihood_ratios([p]) for p in pixels])
+    np.testing.assert_allclose(together, apart, rtol=1e-4)
+    # Both lower winks (indices 0 and 2, the 'a' of each pair) are under.
+    assert (together < 0).all()
