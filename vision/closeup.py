@@ -572,6 +572,46 @@ def _stat_inside(values: FloatArray, ellipse: ImageEllipse, stat: Callable[..., 
     return float(stat(values[ys.ravel()[inside], xs.ravel()[inside]]))
 
 
+def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
+    """Each pixel's colour difference from the felt as shares of the basis colours.
+
+    Parameters
+    ----------
+    delta : (H, W, 3) float32 ndarray
+        Pixel minus felt colour (BGR).
+    basis : (3, k) float32 ndarray
+        The colours' differences from the felt, k <= 4.
+
+    Returns
+    -------
+    (H, W, k) float32 ndarray
+
+    With four colours (three winks and the shadow) a BGR pixel has no unique
+    mix; each pixel takes the three-colour mix with no clearly negative share
+    and the least total share, the simplest mix that explains it. Without
+    this a shadow on the felt, forced into three wink colours, came out as
+    half a wink and drew a halo round the winks.
+    """
+    k = basis.shape[1]
+    if k <= 3:
+        mix = np.linalg.pinv(basis).astype(np.float32)  # (k, 3)
+        return np.asarray(delta @ mix.T)
+    flat = delta.reshape(-1, 3)
+    best = np.zeros((len(flat), k), dtype=np.float32)
+    best_cost = np.full(len(flat), np.inf, dtype=np.float32)
+    for drop in range(k):
+        cols = [c for c in range(k) if c != drop]
+        mix = np.linalg.pinv(basis[:, cols]).astype(np.float32)
+        sub = flat @ mix.T  # (n, 3)
+        cost = np.abs(sub).sum(axis=1) + 10.0 * np.maximum(-sub - 0.1, 0).sum(axis=1)
+        better = cost < best_cost
+        best_cost[better] = cost[better]
+        full = np.zeros((int(better.sum()), k), dtype=np.float32)
+        full[:, cols] = sub[better]
+        best[better] = full
+    return best.reshape(*delta.shape[:2], k)
+
+
 def _winks_in_blob(
     roi_bgr: npt.NDArray[np.uint8],
     *,
@@ -630,11 +670,9 @@ def _winks_in_blob(
         return []
     present.sort(key=lambda p: -p[0])
     present = present[:3]
-    basis = [p[2] for p in present]
-    if len(basis) < 3:
-        basis.append(-felt_bgr)  # darkening of the felt: a shadow
-    mix = np.linalg.pinv(np.column_stack(basis)).astype(np.float32)  # (k, 3)
-    shares = delta @ mix.T  # (H, W, k)
+    # The wink colours present, and a darkening of the felt (a shadow).
+    basis = [p[2] for p in present] + [-felt_bgr.astype(np.float32)]
+    shares = _unmix(delta, np.column_stack(basis).astype(np.float32))
     # Only near strongly coloured pixels: elsewhere the felt's texture makes noise.
     near_wink = cv2.dilate(
         (dist > _SOLID_THRESHOLD).astype(np.uint8), np.ones((9, 9), np.uint8)

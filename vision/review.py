@@ -63,10 +63,11 @@ MODEL_SIGMA_MM = 0.08
 #: above and 0.15-0.3 mm off at 42 degrees (side walls, blur between rims).
 MODEL_SIGMA_TILT_MM = 0.12
 #: One-sigma error of a wink of the felt's own colour (green on green felt): its
-#: dark side wall is hardly told from the felt, so its outline follows the top
-#: face on some stretches and the wall's foot on others. A rough allowance: two
-#: such pairs measured 0.1 and 1.8 mm off (closeup 861 and shared 23).
-FAINT_SIGMA_MM = 0.4
+#: dark side wall is hardly told from the felt or a shadow, so its outline is
+#: found on the top face's edge over some stretches and not at all over others.
+#: Two such pairs measured 0.2 and 2.6 mm off (closeup 861 and shared 23); the
+#: allowance covers the worse at two sigma.
+FAINT_SIGMA_MM = 1.3
 #: Colour distance from the felt under which a wink counts as faint (as above):
 #: green on green felt measured 11-16, every other wink 20 and more.
 FAINT_CONTRAST = 18.0

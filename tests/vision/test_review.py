@@ -141,6 +141,26 @@ def test_finds_a_wink_mostly_hidden_under_another(overlap_mm, with_neighbour):
     assert len(winks) == len(discs)
 
 
+def test_a_shadow_is_not_read_as_wink_colour_beside_three_wink_colours():
+    from vision.closeup import _unmix
+
+    felt = np.array([150.0, 160.0, 165.0])
+    winks = [np.array(c, dtype=np.float64) - felt for c in (RED, BLUE, GREEN)]
+    basis = np.column_stack([*winks, -felt]).astype(np.float32)
+    pixels = np.array(
+        [
+            [-0.3 * felt],  # felt darkened by 30 %: a shadow
+            [winks[1]],  # a blue wink
+            [0.5 * winks[0]],  # half a red wink (its edge)
+        ],
+        dtype=np.float32,
+    )
+    shares = _unmix(pixels, basis)[:, 0, :]
+    np.testing.assert_allclose(shares[0], [0.0, 0.0, 0.0, 0.3], atol=1e-3)
+    np.testing.assert_allclose(shares[1], [0.0, 1.0, 0.0, 0.0], atol=1e-3)
+    np.testing.assert_allclose(shares[2], [0.5, 0.0, 0.0, 0.0], atol=1e-3)
+
+
 def test_rectification_recovers_the_tilt_of_the_plane():
     image = _pair(-2.0, tilt_deg=30.0)
     winks = find_closeup_winks(image)
