@@ -56,6 +56,9 @@ PRIOR_EDGE_OFFSET_SIGMA_MM = 1.5
 #: may be the face's foot: outwards of the edge by up to this thickness seen at
 #: the camera's angle (:func:`side_face_shift_mm`), which widens that edge's prior.
 MAX_MAT_THICKNESS_MM = 4.0
+#: An edge whose side face can show more than this (mm) may be off its line even
+#: when too few baselines are seen to free every edge.
+MIN_SIDE_FACE_SHIFT_MM = 0.5
 #: Weight of a felt-edge point relative to a baseline point, when both are used.
 EDGE_WEIGHT = 0.5
 #: Residuals beyond this (px) are down-weighted (Huber): winks and hands on edges.
@@ -324,6 +327,7 @@ def fit_camera(
     fit_distortion: bool = True,
     fit_k2: bool = True,
     fit_edge_offsets: bool = False,
+    side_faces_only: bool = False,
     max_nfev: int = 400,
     rounds: int = 3,
 ) -> CameraFit:
@@ -340,6 +344,11 @@ def fit_camera(
     fit_edge_offsets : bool
         Whether each mat edge may sit a little off its nominal line (only
         sensible when baselines fix the scale).
+    side_faces_only : bool
+        With ``fit_edge_offsets``, free only the offsets of edges whose side
+        face the camera sees (:func:`side_face_shift_mm` over
+        :data:`MIN_SIDE_FACE_SHIFT_MM`); the other edges, seen at their top,
+        then fix the scale where too few baselines do.
     max_nfev : int
         Evaluation budget of each Levenberg-Marquardt run.
     rounds : int
@@ -357,8 +366,11 @@ def fit_camera(
         free[1:3] = False
     elif not fit_k2:
         free[2] = False
+    side_mm = side_face_shift_mm(initial)
     if not fit_edge_offsets:
         free[N_CAMERA_PARAMS:] = False
+    elif side_faces_only:
+        free[N_CAMERA_PARAMS:] = side_mm > MIN_SIDE_FACE_SHIFT_MM
     # Residuals are scaled to pixels with the local scale at the start: mm on the
     # far side of an oblique view are worth fewer pixels than near the camera.
     mat_xy0 = initial.image_to_mat(obs.image_xy_px, 0.0)
@@ -377,13 +389,14 @@ def fit_camera(
 
     # Oblique views show the near edges' side faces: 3-4 mm off at 50 degrees,
     # which a 1.5 mm prior would instead push into the mapping.
-    offset_sigma_mm = PRIOR_EDGE_OFFSET_SIGMA_MM + side_face_shift_mm(initial)
+    offset_sigma_mm = PRIOR_EDGE_OFFSET_SIGMA_MM + side_mm
 
     n_obs = len(obs)
     weights = np.ones(n_obs)
     # A baseline is a thin painted line, found at its middle without bias; the
     # felt's edge is a step whose place depends on thickness, shadow and fraying.
-    kind_weight = np.where(obs.kind == 1, 1.0, EDGE_WEIGHT) if fit_edge_offsets else np.ones(n_obs)
+    any_offset = bool(free[N_CAMERA_PARAMS:].any())
+    kind_weight = np.where(obs.kind == 1, 1.0, EDGE_WEIGHT) if any_offset else np.ones(n_obs)
 
     def fun(x: FloatArray) -> FloatArray:
         p = unpack(x)
@@ -394,7 +407,7 @@ def fit_camera(
         priors.extend((p[3:5] - centre) / pp_sigma)
         if free[2]:
             priors.append(p[2] / PRIOR_K2_SIGMA)
-        if fit_edge_offsets:
+        if any_offset:
             priors.extend(p[N_CAMERA_PARAMS:] / offset_sigma_mm)
         return np.concatenate([res * np.sqrt(weights), priors])
 

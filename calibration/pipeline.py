@@ -175,8 +175,19 @@ def _refine(
         lines, info = _baseline_observations(image_lab, fit.camera, wide)
         obs = Observations.concat([edges, lines])
         n_found = sum(frac >= BASELINE_FOUND_FRACTION for _, frac, _, _, _ in info)
-        offsets = n_found >= 3
-        fit = fit_camera(fit.camera, obs, fit_distortion=fit_distortion, fit_edge_offsets=offsets)
+        # Three or four baselines fix the scale, so every edge may sit off its
+        # line; with one or two, only edges whose side face shows may, and the
+        # others (seen at their top, where the mat really ends) help fix the
+        # scale; with none, no edge may (its offset and the scale would trade).
+        offsets = n_found >= 1
+        few = n_found < 3
+        fit = fit_camera(
+            fit.camera,
+            obs,
+            fit_distortion=fit_distortion,
+            fit_edge_offsets=offsets,
+            side_faces_only=few,
+        )
         # Winks, hands and shadows on an edge give points far off the line.
         keep = np.abs(fit.residual_px) < max(1.5, 3.0 * _robust_sigma(fit.residual_px))
         if keep.sum() < len(keep):
@@ -185,6 +196,7 @@ def _refine(
                 obs.subset(keep),
                 fit_distortion=fit_distortion,
                 fit_edge_offsets=offsets,
+                side_faces_only=few,
             )
     baselines = []
     kinds = fit.observations.kind

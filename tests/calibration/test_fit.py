@@ -162,3 +162,22 @@ def test_an_edge_seen_unevenly_along_its_length_does_not_drag_the_mapping() -> N
     err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
     # Weighting every line alike gave 2.5 mm here.
     assert err.max() < 0.5
+
+
+def test_with_two_baselines_only_edges_showing_their_side_face_may_move() -> None:
+    truth = look_at_camera((1920, 1080), (-2100.0, -300.0, 2000.0), k1=-0.05)
+    obs = _exact_observations(truth)
+    # Only the two baselines at the near (x-) end were seen.
+    obs = obs.subset((obs.kind == 0) | (obs.line_normal[:, 0] < 0))
+    on_x_minus = obs.edge_index == 3
+    moved_mm = truth.image_to_mat(obs.image_xy_px[on_x_minus]) - [3.5, 0.0]
+    image_xy = obs.image_xy_px.copy()
+    image_xy[on_x_minus] = truth.mat_to_image(moved_mm)
+    obs = Observations(image_xy, obs.line_normal, obs.line_offset_mm, obs.kind, obs.edge_index)
+    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
+    fit = fit_camera(start, obs, fit_edge_offsets=True, side_faces_only=True)
+    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    assert err.max() < 0.2
+    # The three edges whose side faces are hidden stay where the mat ends.
+    np.testing.assert_array_equal(fit.edge_offsets_mm[:3], 0.0)
+    assert fit.edge_offsets_mm[3] == pytest.approx(3.5, abs=0.2)
