@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
@@ -275,7 +276,7 @@ _LAB_WEIGHTS = np.array([0.5, 1.0, 1.0])
 
 #: The image around two winks: Lab ROI (h, w, 3), its offset (x, y) in the
 #: frame, the mask of other winks over it, and the pixels clear of them.
-PairRoi = tuple[FloatArray, FloatArray, npt.NDArray[np.uint8], npt.NDArray[np.uint8]]
+PairRoi = tuple[FloatArray, FloatArray, npt.NDArray[Any], npt.NDArray[Any]]
 
 
 def _pair_roi(
@@ -638,8 +639,12 @@ def _pair_pixels(
 
 
 def _coverage(
-    dx: FloatArray, dy: FloatArray, inv: FloatArray, scale: FloatArray, with_grad: bool
-) -> tuple[FloatArray, FloatArray | None]:
+    dx: npt.NDArray[np.floating[Any]],
+    dy: npt.NDArray[np.floating[Any]],
+    inv: npt.NDArray[np.floating[Any]],
+    scale: npt.NDArray[np.floating[Any]],
+    with_grad: bool,
+) -> tuple[npt.NDArray[np.floating[Any]], npt.NDArray[np.floating[Any]] | None]:
     """Blurred coverage of scaled ellipses at pixels, and its gradient.
 
     ``dx``, ``dy`` (N,) are each pixel minus its ellipse's centre, ``inv``
