@@ -573,18 +573,18 @@ def _stat_inside(values: FloatArray, ellipse: ImageEllipse, stat: Callable[..., 
 
 
 def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
-    """Each pixel's colour difference from the felt as shares of the basis colours.
+    """Pixels' colour differences from the felt as shares of the basis colours.
 
     Parameters
     ----------
-    delta : (H, W, 3) float32 ndarray
+    delta : (n, 3) float32 ndarray
         Pixel minus felt colour (BGR).
     basis : (3, k) float32 ndarray
         The colours' differences from the felt, k <= 4.
 
     Returns
     -------
-    (H, W, k) float32 ndarray
+    (n, k) float32 ndarray
 
     With four colours (three winks and the shadow) a BGR pixel has no unique
     mix; each pixel takes the three-colour mix with no clearly negative share
@@ -596,20 +596,15 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     if k <= 3:
         mix = np.linalg.pinv(basis).astype(np.float32)  # (k, 3)
         return np.asarray(delta @ mix.T)
-    flat = delta.reshape(-1, 3)
-    best = np.zeros((len(flat), k), dtype=np.float32)
-    best_cost = np.full(len(flat), np.inf, dtype=np.float32)
-    for drop in range(k):
-        cols = [c for c in range(k) if c != drop]
-        mix = np.linalg.pinv(basis[:, cols]).astype(np.float32)
-        sub = flat @ mix.T  # (n, 3)
-        cost = np.abs(sub).sum(axis=1) + 10.0 * np.maximum(-sub - 0.1, 0).sum(axis=1)
-        better = cost < best_cost
-        best_cost[better] = cost[better]
-        full = np.zeros((int(better.sum()), k), dtype=np.float32)
-        full[:, cols] = sub[better]
-        best[better] = full
-    return best.reshape(*delta.shape[:2], k)
+    cols = np.array([[c for c in range(k) if c != drop] for drop in range(k)])  # (k, k-1)
+    mixes = np.concatenate([np.linalg.pinv(basis[:, c]).T for c in cols], axis=1)  # (3, k*(k-1))
+    subs = (delta @ mixes.astype(np.float32)).reshape(len(delta), k, k - 1)
+    cost = np.abs(subs).sum(axis=2) + 10.0 * np.maximum(-subs - 0.1, 0.0).sum(axis=2)
+    choice = np.argmin(cost, axis=1)
+    rows = np.arange(len(delta))
+    out = np.zeros((len(delta), k), dtype=np.float32)
+    out[rows[:, None], cols[choice]] = subs[rows, choice]
+    return out
 
 
 def _winks_in_blob(
@@ -672,11 +667,13 @@ def _winks_in_blob(
     present = present[:3]
     # The wink colours present, and a darkening of the felt (a shadow).
     basis = [p[2] for p in present] + [-felt_bgr.astype(np.float32)]
-    shares = _unmix(delta, np.column_stack(basis).astype(np.float32))
     # Only near strongly coloured pixels: elsewhere the felt's texture makes noise.
-    near_wink = cv2.dilate(
-        (dist > _SOLID_THRESHOLD).astype(np.uint8), np.ones((9, 9), np.uint8)
-    ).astype(bool)
+    solid_u8 = (dist > _SOLID_THRESHOLD).astype(np.uint8)
+    near_wink = cv2.dilate(solid_u8, np.ones((9, 9), np.uint8)).astype(bool)
+    # Unmixed a little wider than used, so the blur below sees true values at the edge.
+    unmixed = cv2.dilate(solid_u8, np.ones((13, 13), np.uint8)).astype(bool)
+    shares = np.zeros((*delta.shape[:2], len(basis)), dtype=np.float32)
+    shares[unmixed] = _unmix(delta[unmixed], np.column_stack(basis).astype(np.float32))
 
     # Share of any wink colour (not the shadow term): 1 on winks, 0 on the felt.
     covered = cv2.GaussianBlur(

@@ -149,13 +149,13 @@ def test_a_shadow_is_not_read_as_wink_colour_beside_three_wink_colours():
     basis = np.column_stack([*winks, -felt]).astype(np.float32)
     pixels = np.array(
         [
-            [-0.3 * felt],  # felt darkened by 30 %: a shadow
-            [winks[1]],  # a blue wink
-            [0.5 * winks[0]],  # half a red wink (its edge)
+            -0.3 * felt,  # felt darkened by 30 %: a shadow
+            winks[1],  # a blue wink
+            0.5 * winks[0],  # half a red wink (its edge)
         ],
         dtype=np.float32,
     )
-    shares = _unmix(pixels, basis)[:, 0, :]
+    shares = _unmix(pixels, basis)
     np.testing.assert_allclose(shares[0], [0.0, 0.0, 0.0, 0.3], atol=1e-3)
     np.testing.assert_allclose(shares[1], [0.0, 1.0, 0.0, 0.0], atol=1e-3)
     np.testing.assert_allclose(shares[2], [0.5, 0.0, 0.0, 0.0], atol=1e-3)
