@@ -56,8 +56,13 @@ MAX_RECTIFIED_RMS = 0.035
 PLANE_REACH = 0.2
 #: Close pairs: plan-view gaps up to this are candidates for a dispute.
 CANDIDATE_GAP_MM = 3.0
-#: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur.
-MODEL_SIGMA_MM = 0.08
+#: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur (0.08 mm
+#: on the synthetic renders in the tests), and an error not yet explained that the
+#: generator's close-ups show at every view angle, mostly a bias towards a gap
+#: (0.15 mm added in quadrature: with it 3 of 33 measured pairs fall outside the
+#: stated two sigma, without it 7; benchmarks/review.py, closeups 850-873 and the
+#: shared and sample ones).
+MODEL_SIGMA_MM = 0.17
 #: Extra modelling error per sine of the view's tilt: on synthetic renders
 #: (tests/vision/test_review.py) flat pairs came out 0.1 mm off seen from
 #: above and 0.15-0.3 mm off at 42 degrees (side walls, blur between rims).
