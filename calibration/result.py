@@ -87,7 +87,8 @@ class Calibration:
         The same on the mat, mm.
     mapping_sigma_mm : float
         Largest one-sigma uncertainty of the image-to-mat mapping over the mat,
-        from the fit's covariance, mm.
+        mm: the fit's covariance plus a systematic 0.3 px of edge bias (see
+        :func:`calibration.fit.mapping_sigma_mm`).
     edge_offsets_mm : (4,) ndarray
         How far outside each true edge the felt's visible edge lies (thickness,
         shadow), edges y-, x+, y+, x-.

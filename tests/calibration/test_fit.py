@@ -14,6 +14,7 @@ from calibration.fit import (
     fit_camera,
     focal_from_homography,
     initial_camera,
+    mapping_sigma_mm,
     side_face_shift_mm,
 )
 from rules.board import BASELINE_DISTANCE_MM
@@ -181,3 +182,13 @@ def test_with_two_baselines_only_edges_showing_their_side_face_may_move() -> Non
     # The three edges whose side faces are hidden stay where the mat ends.
     np.testing.assert_array_equal(fit.edge_offsets_mm[:3], 0.0)
     assert fit.edge_offsets_mm[3] == pytest.approx(3.5, abs=0.2)
+
+
+def test_stated_mapping_error_keeps_a_systematic_part_when_the_fit_is_exact() -> None:
+    truth = look_at_camera((1920, 1080), (-2100.0, -300.0, 2000.0), k1=-0.05)
+    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
+    fit = fit_camera(start, _exact_observations(truth), fit_edge_offsets=True)
+    # The far corners are the coarsest: 0.3 px of edge bias there, however small the
+    # residuals.
+    coarsest = max(fit.camera.mm_per_px_at([x, y, 0.0]) for x, y in MAT_CORNERS_MM)
+    assert mapping_sigma_mm(fit) == pytest.approx(0.3 * coarsest, rel=0.02)
