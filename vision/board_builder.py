@@ -244,18 +244,8 @@ def assemble_board(
     )
     potted = rim_distance < POT_TOP_DIAMETER_MM / 2
     squops = analyse_squops(
-        WinkDetections(
-            image_xy_px=dets.image_xy_px,
-            mat_xy_mm=dets.mat_xy_mm,
-            z_mm=dets.z_mm,
-            radius_mm=dets.radius_mm,
-            colour=dets.colour,
-            size=sizes,
-            confidence=dets.confidence,
-            rim_visible_fraction=dets.rim_visible_fraction,
-            centre_sigma_mm=dets.centre_sigma_mm,
-            rim_image_px=dets.rim_image_px,
-        ),
+        # Every field passes through; only the size classes may have been relabelled.
+        replace(dets, size=sizes),
         camera,
         image_bgr,
         k_sigma=k_sigma,
