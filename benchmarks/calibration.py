@@ -12,6 +12,9 @@ For each overhead/oblique/start image: run :func:`calibration.calibrate`, then
   is reported separately;
 - the pot's top rim (rule 2.4), when found: how far from the mat's centre we
   put it, mm (a check of the camera: the rule puts the pot at the centre);
+- the stated one-sigma mapping error (``mapping_sigma_mm``: fit covariance
+  plus a systematic term) against the measured largest error: the summary
+  counts the images whose error exceeds it once and twice;
 - time per image (wall clock, calibration only: the image is loaded first).
 
 Closeups are skipped (their mat edges are not in view) and listed as such;
@@ -143,6 +146,9 @@ def main(argv: list[str]) -> int:
                 return np.array([float(r[key]) for r in rows_])  # type: ignore[arg-type]
 
             known = [r for r in ok if r["orientation_known"]]
+            # How honest the stated one-sigma error is: about a third of images
+            # should exceed it and few should exceed twice it.
+            z = col("map_mm_max") / col("sigma_mm")
             pots = col("pot_offset_mm")
             pots = pots[np.isfinite(pots)]
             print(
@@ -154,6 +160,8 @@ def main(argv: list[str]) -> int:
                 f"{len(known)}/{len(ok)}, right {sum(bool(r['orientation_right']) for r in known)}"
                 f"/{len(known)} | pot rim found {len(pots)}/{len(ok)}"
                 + (f", off centre max {pots.max():.2f} mm" if len(pots) else "")
+                + f" | max error over sigma: median {np.median(z):.2f}, above 1 "
+                f"{int(np.sum(z > 1))}/{len(z)}, above 2 {int(np.sum(z > 2))}/{len(z)}"
                 + f" | time median {np.median(col('seconds')):.2f} s"
             )
     return 0
