@@ -161,6 +161,30 @@ def test_a_shadow_is_not_read_as_wink_colour_beside_three_wink_colours():
     np.testing.assert_allclose(shares[2], [0.5, 0.0, 0.0, 0.0], atol=1e-3)
 
 
+def test_rim_lies_on_the_true_outline_of_a_blurred_wink():
+    # Seen at 35 degrees the darker side wall shows; blurred like a phone photo,
+    # the half-way line of the colour share alone lay about a pixel inside.
+    tilt_deg, distance_mm = 35.0, 200.0
+    image = render([(0.0, 0.0, 0.0, 22.0, BLUE)], tilt_deg=tilt_deg, distance_mm=distance_mm)
+    image = cv2.GaussianBlur(image, (0, 0), 1.5)
+    (wink,) = find_closeup_winks(image)
+    intr, rot, trans = _camera(tilt_deg, distance_mm)
+    t = np.linspace(0, 2 * np.pi, 720, endpoint=False)
+    ring = np.column_stack([11.0 * np.cos(t), 11.0 * np.sin(t)])
+    outline = cv2.convexHull(
+        np.vstack(
+            [
+                _project(intr, rot, trans, np.column_stack([ring, np.full(len(t), z)]))
+                for z in (0.0, THICKNESS_MM)
+            ]
+        ).astype(np.float32)
+    )
+    outside_px = [
+        -cv2.pointPolygonTest(outline, (float(x), float(y)), True) for x, y in wink.rim_image_px
+    ]
+    assert abs(float(np.median(outside_px))) < 0.4
+
+
 def test_rectification_recovers_the_tilt_of_the_plane():
     image = _pair(-2.0, tilt_deg=30.0)
     winks = find_closeup_winks(image)
