@@ -25,7 +25,11 @@ How
    :func:`estimate_radius_bias`), then at the known radius, which fixes the
    centre of a partly hidden wink from its visible arc. Crossings into
    another wink, or where the pot stands in front, get a low weight: they
-   are the rim only when this wink is the upper one. A sample is another
+   are the rim only when this wink is the upper one (or, by the pot, in
+   front of it). A wink the pot hides in part (its shadow from the camera
+   is known, see :class:`_PotShadow`) may be judged on the part left in
+   view; a seed seen through the pot's opening is a potted wink, which
+   the pot's wall may hide instead. A sample is another
    wink's by its hue, unless it lies on this wink's own line from the felt
    (the olive shading of a dark green wink, its blur into beige felt).
 5. **More seeds.** Wink colour that the fits leave unexplained seeds again
@@ -55,6 +59,7 @@ a failed one are not fitted again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -85,7 +90,7 @@ from vision.colour import (
     opponent,
 )
 from vision.detections import WinkDetections
-from vision.fit import CircleFits, fit_circles
+from vision.fit import CircleFits, arc_fractions, fit_circles
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -113,8 +118,14 @@ CANDIDATE_SATURATION = 0.05
 CANDIDATE_CHROMA_STEP = 0.04
 #: Anything fitted larger than this radius is a squidger or a mug, not a wink.
 MAX_WINK_RADIUS_MM = 13.0
-#: Least rim score (arc fraction over (0.3 mm + rms residual)) of a wink.
+#: Least rim score (arc fraction over (0.3 mm + rms residual)) of a wink;
+#: for a wink against the pot, the arc is a fraction of what the pot leaves
+#: in view ...
 MIN_RIM_SCORE = 0.55
+#: ... when the pot hides at least this share of its rays ...
+MIN_HIDDEN_BY_POT = 0.25
+#: ... but at least this much of the whole rim must be seen.
+MIN_ARC_BY_POT = 0.2
 #: The same, for a wink on the table off the mat.
 MIN_RIM_SCORE_OFF_MAT = 1.0
 #: ... and for one lying wholly on the table, clear of the mat's edge (where
@@ -367,6 +378,7 @@ def clear_caches(*, keep_views: bool = False) -> None:
     """
     if not keep_views:
         _VIEW_CACHE.clear()
+        _POT_CACHE.clear()
     _FELT_CACHE.clear()
 
 
@@ -713,6 +725,7 @@ class _Rims:
     wink_colour: FloatArray  # (n, 3) in felt-brightness units
     own_fraction: FloatArray  # (n,) of samples within a small wink's radius: this colour
     felt_fraction: FloatArray  # (n,) ... and plain felt
+    pot_hidden: npt.NDArray[np.bool_]  # (n, r): the pot stands in front of the rim on this ray
 
 
 def _sample_rims(
@@ -723,8 +736,18 @@ def _sample_rims(
     felt_bgr: FloatArray,
     plane_z_mm: FloatArray,
     reference: ColourReference,
+    outside_pot: npt.NDArray[np.bool_],
     n_rays: int = _N_RAYS,
 ) -> _Rims:
+    """Rim crossings along rays from each centre (see :class:`_Rims`).
+
+    ``outside_pot`` (n,) says which centres belong to winks outside the pot
+    (see :func:`_outside_pot`). For those near it, samples the pot hides
+    (see :class:`_PotShadow`) are not another wink, and a crossing just
+    before them, or a ray that runs behind the pot without one, is marked
+    ``pot_hidden``: :func:`_fit_rims` may then judge the rim on what the
+    pot leaves in view.
+    """
     n = len(centres_mm)
     radii = np.arange(_RAY_START_MM, _RAY_STOP_MM, _RAY_STEP_MM)
     n_s = len(radii)
@@ -741,6 +764,15 @@ def _sample_rims(
             + affine[:, axis, 0, None, None] * offsets[None, ..., 0]
             + affine[:, axis, 1, None, None] * offsets[None, ..., 1]
         )
+    # Samples where the pot stands in front, for winks outside it.
+    pot_sample = np.zeros((n, n_rays, n_s), dtype=bool)
+    near_pot = _near_pot(camera, centres_mm, plane_z_mm, _RAY_STOP_MM)
+    behind_pot = near_pot & outside_pot
+    pot = _pot_shadow(camera) if behind_pot.any() else None
+    if pot is not None:
+        behind_pot &= np.isclose(plane_z_mm, pot.plane_z_mm)
+        rows = np.flatnonzero(behind_pot)
+        pot_sample[rows] = pot.lookup(pot.hidden, centres_mm[rows, None, None, :] + offsets)
     map_xy = map_xy.reshape(n * n_rays, n_s, 2)
     # remap takes at most 32767 rows per call.
     chunks = [
@@ -788,6 +820,23 @@ def _sample_rims(
         / np.maximum(n_core, 1)[:, None]
     )
     wink = np.where((n_core >= 8)[:, None], mean_core, reference.prototypes[colour_index])
+    if pot is not None:
+        # Not from what the pot hides (a translucent pot tints it);
+        # when the pot hides the middle, from the rest of the disc.
+        rows = np.flatnonzero(behind_pot)
+        for within_mm in (0.5 * _SMALL_R, _SMALL_R - 1.0):
+            clear = own[rows] & ~pot_sample[rows] & (radii < within_mm)
+            n_clear = clear.sum(axis=(1, 2))
+            clear_f = clear.astype(np.float32)
+            mean_clear = (
+                np.column_stack(
+                    [np.einsum("nrs,nrs->n", planes[c][rows], clear_f) for c in range(3)]
+                )
+                / np.maximum(n_clear, 1)[:, None]
+            )
+            enough = n_clear >= 8
+            wink[rows[enough]] = mean_clear[enough]
+            rows = rows[~enough]
     weak = np.linalg.norm(wink - felt, axis=1) < 0.2
     wink[weak] = reference.prototypes[colour_index[weak]]
     direction = wink - felt
@@ -807,6 +856,9 @@ def _sample_rims(
     other = _unlike_own_colour(
         other, (planes, alpha, sat), felt, direction, label, reference, centres_mm, offsets
     )
+    # The pot is not another wink; where it stands, this wink may show over
+    # it (nearer the camera) or not, so its samples are judged as usual.
+    other &= ~pot_sample
     inside = (alpha >= 0.5) & ~other
     # The rim is the first fall below 0.5 after the ray has been inside.
     seen = np.maximum.accumulate(inside, axis=2)
@@ -828,25 +880,53 @@ def _sample_rims(
     clean = contrast_beyond.mean(axis=2) < clean_bar[:, None]
     # Into another wink (not a shadow or the felt's texture).
     other_beyond = np.take_along_axis(other, beyond, axis=2).mean(axis=2) > 0.3
-    # The pot (at the mat's centre) hides or shades winks that touch it: a
-    # crossing where the pot stands in front is not this wink's rim.
+    # The pot (at the mat's centre) hides winks that touch it. Outside it, a
+    # ray whose rim lies where the pot stands in front or just before, or
+    # that runs behind the pot without a rim, is hidden as if covered (the
+    # pot's edge is not the wink's, and the wink's own edge seen through a
+    # clear pot cannot be told from the pot's shading). For a wink seen in
+    # the pot, a crossing where the pot's wall stands in front is not its rim.
     by_pot = np.zeros(points.shape[:2], dtype=bool)
-    near_pot = _near_pot(camera, centres_mm, plane_z_mm, _RAY_STOP_MM)
-    if near_pot.any():
-        by_pot[near_pot] = _behind_pot(camera, points[near_pot], plane_z_mm[near_pot])
-    foreign = has & ((~clean & other_beyond) | by_pot)
-    weight = np.where(has, np.where(clean, 1.0, np.where(foreign, 0.35, 0.6)), 0.0)
+    in_pot = near_pot & ~outside_pot
+    if in_pot.any():
+        by_pot[in_pot] = _behind_pot(camera, points[in_pot], plane_z_mm[in_pot])
+    pot_hidden = np.zeros(points.shape[:2], dtype=bool)
+    if pot is not None:
+        rows = np.flatnonzero(behind_pot)
+        ahead = np.clip(
+            j[rows, :, None] + np.arange(1 + int(np.ceil(POT_EDGE_MM / _RAY_STEP_MM))), 0, n_s - 1
+        )
+        pot_edge = np.take_along_axis(pot_sample[rows], ahead, axis=2).any(axis=2)
+        pot_in_reach = pot_sample[rows][..., radii <= _LARGE_R + 2.0].any(axis=2)
+        pot_hidden[rows] = np.where(has[rows], pot_edge, pot_in_reach)
+    # A crossing just before the pot may still be the rim, where a wink in
+    # front of the pot's overhang ends before it: it stays, weak, and
+    # counts as hidden only when the fit leaves it out.
+    foreign = has & ((~clean & other_beyond) | by_pot | pot_hidden)
+    weight = np.where(has, np.where(clean & ~pot_hidden, 1.0, np.where(foreign, 0.35, 0.6)), 0.0)
+    # The share of this wink's middle in its own colour and in felt, of
+    # what the pot leaves in view.
     core_all = radii < _SMALL_R - 1.5
+    # (Its own colour over all of it when the pot hides nearly all: seen
+    # through a clear pot. Not the felt: a white pot looks like pale felt.)
+    seen_core = ~pot_sample[..., core_all]
+    n_seen = np.maximum(seen_core.sum(axis=(1, 2)), 1)
+    felt_core = (contrast[..., core_all] < 0.5 * CANDIDATE_CONTRAST) & seen_core
+    mostly_hidden = seen_core.mean(axis=(1, 2)) < 0.25
+    seen_core[mostly_hidden] = True
+    n_own = np.maximum(seen_core.sum(axis=(1, 2)), 1)
+    own_core = own[..., core_all] & seen_core
     return _Rims(
         points_mm=points,
         weight=weight,
         foreign=foreign,
         covered=other[..., radii < _SMALL_R - 1.0].mean(axis=2) > 0.3,
-        runs_out=(~has & inside[..., -1]).mean(axis=1),
-        run_axis=_principal_axis(unit, ~has & inside[..., -1]),
+        runs_out=(~has & inside[..., -1] & ~pot_hidden).mean(axis=1),
+        run_axis=_principal_axis(unit, ~has & inside[..., -1] & ~pot_hidden),
         wink_colour=wink.astype(np.float64),
-        own_fraction=own[..., core_all].mean(axis=(1, 2)),
-        felt_fraction=(contrast[..., core_all] < 0.5 * CANDIDATE_CONTRAST).mean(axis=(1, 2)),
+        own_fraction=own_core.sum(axis=(1, 2)) / n_own,
+        felt_fraction=felt_core.sum(axis=(1, 2)) / n_seen,
+        pot_hidden=pot_hidden,
     )
 
 
@@ -1008,6 +1088,133 @@ def _behind_pot(
     return np.asarray(inside.any(axis=2))
 
 
+#: The pot's shadow from the camera (below) is grown by this much: its edge
+#: blurs into what lies beside it, and the calibration is not exact, mm.
+POT_MARGIN_MM = 0.5
+#: A seed this far inside the pot's opening is a wink in the pot; nearer its
+#: edge, it is the visible part of a wink outside that the image shows over
+#: the pot's rim (the generator paints winks nearer the camera than the
+#: pot's middle over it), mm.
+POT_OPENING_INSET_MM = 2.5
+#: How much nearer the pot's axis than touching its foot a wink outside
+#: the pot may be found (leaning on it, or measured short), mm.
+POT_LEAN_MM = 3.0
+#: A rim crossing followed within this distance by the pot's shadow is
+#: where the pot starts to hide the wink, not surely the wink's rim, mm.
+POT_EDGE_MM = 1.5
+#: The plan masks below cover this far around the pot, mm, ...
+_POT_REACH_MM = 160.0
+#: ... at this scale, px per mm.
+_POT_PX_PER_MM = 4.0
+
+
+@dataclass(frozen=True, eq=False)
+class _PotShadow:
+    """Where the pot (rule 2.4) hides the mat from one camera, as plan masks.
+
+    On the plane of a wink's mid-height on the mat, the points whose line
+    of sight passes through the pot form the pot's shadow from the camera
+    (the image's pot outline, seen on the mat). A convex solid's shadow from
+    a point is the convex hull of its outline's shadows, so the frustum's is
+    the hull of its base circle's and its rim circle's.
+
+    Attributes
+    ----------
+    hidden : (h, w) ndarray of bool
+        In the shadow (grown by :data:`POT_MARGIN_MM`) but not under the
+        pot's foot, where no wink outside it can lie.
+    opening : (h, w) ndarray of bool
+        Seen through the pot's opening (the rim circle's shadow, shrunk by
+        :data:`POT_OPENING_INSET_MM`): where potted winks show.
+    plane_z_mm : float
+        Height of the plane.
+    """
+
+    hidden: npt.NDArray[np.bool_]
+    opening: npt.NDArray[np.bool_]
+    plane_z_mm: float
+
+    def lookup(self, mask: npt.NDArray[np.bool_], mat_xy_mm: FloatArray) -> npt.NDArray[np.bool_]:
+        """``mask`` at mat points (..., 2) on the plane (nearest pixel); False beyond it."""
+        col = np.rint((mat_xy_mm[..., 0] + _POT_REACH_MM) * _POT_PX_PER_MM).astype(np.intp)
+        row = np.rint((mat_xy_mm[..., 1] + _POT_REACH_MM) * _POT_PX_PER_MM).astype(np.intp)
+        size = mask.shape[0]
+        within = (col >= 0) & (col < size) & (row >= 0) & (row < size)
+        out = np.zeros(mat_xy_mm.shape[:-1], dtype=bool)
+        out[within] = mask[row[within], col[within]]
+        return out
+
+
+_POT_CACHE: OrderedDict[str, _PotShadow | None] = OrderedDict()
+
+
+def _pot_shadow(camera: CameraModel) -> _PotShadow | None:
+    """The pot's plan masks for this camera (cached), or None when the camera is not above it."""
+    key = _camera_key(camera)
+    if key in _POT_CACHE:
+        _POT_CACHE.move_to_end(key)
+        return _POT_CACHE[key]
+    plane_z = WINK_THICKNESS_MM / 2
+    cam = camera.position_mm
+    result: _PotShadow | None = None
+    if cam[2] > POT_HEIGHT_MM + 1.0:
+        angles = np.linspace(0.0, 2 * np.pi, 96, endpoint=False)
+        ring = np.column_stack([np.cos(angles), np.sin(angles)])
+
+        def shadow(radius_mm: float, z_mm: float) -> FloatArray:
+            """A horizontal circle about the pot's axis, seen on the plane from the camera."""
+            scale = (cam[2] - plane_z) / (cam[2] - z_mm)
+            return np.asarray(cam[:2] + (ring * radius_mm - cam[:2]) * scale)
+
+        # The wall where it meets the plane (the part below hides nothing).
+        flare = (POT_TOP_DIAMETER_MM - POT_BASE_DIAMETER_MM) / 2 / POT_HEIGHT_MM
+        foot = shadow(POT_BASE_DIAMETER_MM / 2 + flare * plane_z, plane_z)
+        rim = shadow(POT_TOP_DIAMETER_MM / 2, POT_HEIGHT_MM)
+        size = int(2 * _POT_REACH_MM * _POT_PX_PER_MM) + 1
+
+        def filled(points_mm: FloatArray) -> npt.NDArray[np.uint8]:
+            # Sub-pixel vertices (4 fractional bits).
+            px = np.rint((points_mm + _POT_REACH_MM) * _POT_PX_PER_MM * 16.0).astype(np.int32)
+            mask = np.zeros((size, size), np.uint8)
+            cv2.fillConvexPoly(mask, cv2.convexHull(px), 1, lineType=cv2.LINE_8, shift=4)
+            return mask
+
+        def disc(radius_mm: float) -> npt.NDArray[np.uint8]:
+            width = 2 * int(round(radius_mm * _POT_PX_PER_MM)) + 1
+            return np.asarray(cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (width, width)))
+
+        grid = (np.arange(size) / _POT_PX_PER_MM) - _POT_REACH_MM
+        off_foot = np.hypot(grid[None, :], grid[:, None]) > POT_BASE_DIAMETER_MM / 2
+        hidden = cv2.dilate(filled(np.vstack([foot, rim])), disc(POT_MARGIN_MM)).astype(bool)
+        opening = cv2.erode(filled(rim), disc(POT_OPENING_INSET_MM)).astype(bool)
+        result = _PotShadow(hidden=hidden & off_foot, opening=opening, plane_z_mm=plane_z)
+    _POT_CACHE[key] = result
+    while len(_POT_CACHE) > _VIEW_CACHE_SIZE:
+        _POT_CACHE.popitem(last=False)
+    return result
+
+
+def _outside_pot(
+    camera: CameraModel, centres_mm: FloatArray, plane_z_mm: FloatArray
+) -> npt.NDArray[np.bool_]:
+    """(n,) whether each seed shows outside the pot (not a potted wink).
+
+    A seed sits on a wink's visible colour: seen through the pot's opening
+    that is a wink in the pot, and so is one on the pot's floor seen
+    through a clear wall (its plan position is then within the pot's
+    foot); anywhere else the pot can only stand in front of the wink.
+    Off the mat (a lower plane) the pot is far away.
+    """
+    pot = _pot_shadow(camera)
+    outside = np.ones(len(centres_mm), dtype=bool)
+    if pot is None or len(centres_mm) == 0:
+        return outside
+    on_mat = np.isclose(plane_z_mm, pot.plane_z_mm)
+    on_foot = np.hypot(centres_mm[:, 0], centres_mm[:, 1]) < POT_BASE_DIAMETER_MM / 2
+    outside[on_mat] = ~pot.lookup(pot.opening, centres_mm[on_mat]) & ~on_foot[on_mat]
+    return outside
+
+
 def _principal_axis(unit: FloatArray, chosen: npt.NDArray[np.bool_]) -> FloatArray:
     """(n, 2) main axis of the chosen ray directions (``unit`` is (r, 2))."""
     weight = chosen.astype(np.float64)
@@ -1079,16 +1286,53 @@ def estimate_radius_bias(radii_mm: npt.ArrayLike) -> float:
     return float(candidates[int(np.argmin(cost))])
 
 
+def _arc_starts(
+    rims: _Rims, free: CircleFits, start: FloatArray, radii_mm: tuple[float, float]
+) -> tuple[FloatArray, FloatArray]:
+    """Starting centres for the fits at each known radius, (n, 2) each.
+
+    The short arc the pot leaves in view fixes where the rim is, not its
+    radius: a free circle through it may be much too large, and a fit at
+    the known radius started from its centre then finds no rim within its
+    reach. So for a wink the pot hides in part (at least
+    :data:`MIN_HIDDEN_BY_POT` of its rays), and whose rim points lie to
+    one side, each start is moved along the arc's direction until a circle
+    of that radius passes through the arc's middle. Other winks start from
+    the free fit's centre.
+    """
+    starts = [start, start]
+    weight = rims.weight
+    one_sided = (rims.pot_hidden.mean(axis=1) >= MIN_HIDDEN_BY_POT) & free.ok
+    rows = np.flatnonzero(one_sided)
+    if len(rows) == 0:
+        return start, start
+    mid = (rims.points_mm[rows] * weight[rows, :, None]).sum(axis=1) / np.maximum(
+        weight[rows].sum(axis=1), 1e-9
+    )[:, None]
+    towards = mid - free.centre_mm[rows]
+    reach = np.linalg.norm(towards, axis=1)
+    sided = reach > 0.5 * np.abs(free.radius_mm[rows])
+    rows, towards, reach = rows[sided], towards[sided], reach[sided]
+    unit = towards / np.maximum(reach, 1e-9)[:, None]
+    moved = []
+    for base, radius in zip(starts, radii_mm, strict=True):
+        out = base.copy()
+        out[rows] = free.centre_mm[rows] + unit * (free.radius_mm[rows] - radius)[:, None]
+        moved.append(out)
+    return moved[0], moved[1]
+
+
 def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_mm: float) -> _Fits:
     """Choose the size from the free fit, then fit at the known radius for the centre."""
     start = np.where(free.ok[:, None], free.centre_mm, seeds_mm)
     n = len(seeds_mm)
     small_r, large_r = _SMALL_R + radius_bias_mm, _LARGE_R + radius_bias_mm
+    start_small, start_large = _arc_starts(rims, free, start, (small_r, large_r))
     # Both sizes in one call: many tiny fits cost numpy's per-call overhead.
     both = fit_circles(
         np.concatenate([rims.points_mm, rims.points_mm]),
         np.concatenate([rims.weight, rims.weight]),
-        np.concatenate([start, start]),
+        np.concatenate([start_small, start_large]),
         radius_mm=np.concatenate([np.full(n, small_r), np.full(n, large_r)]),
     )
     small, large = both.take(slice(0, n)), both.take(slice(n, 2 * n))
@@ -1116,18 +1360,43 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
     # hidden there (this wink lies under that one).
     # So do rays that start on another wink lying over this one's middle.
     occluded = ((rims.foreign & ~inliers) | rims.covered).mean(axis=1)
+    # The pot hides part of a wink that touches it: the rim may be judged
+    # on the part the pot leaves in view, from the rim points clear of the
+    # pot, when that part is much less than all of it (a blob of the pot's
+    # shadow, against the pot along a short arc, must show a rim as round
+    # as any wink's).
+    by_pot = rims.pot_hidden.mean(axis=1)
+    judged = by_pot >= MIN_HIDDEN_BY_POT
+    arc_clear = arc.copy()
+    if judged.any():
+        centre = np.where(choose_large[:, None], large.centre_mm, small.centre_mm)
+        arc_clear[judged] = arc_fractions(
+            rims.points_mm[judged], centre[judged], (inliers & ~rims.pot_hidden)[judged]
+        )
+    arc_in_view = np.minimum(arc_clear / np.maximum(1.0 - by_pot, 1e-6), 1.0)
+    hidden = (((rims.foreign | rims.pot_hidden) & ~inliers) | rims.covered).mean(axis=1)
+    rms = np.where(choose_large, large.rms_mm, small.rms_mm)
     ok = (
         chosen_ok
         & ~wrong_size
         # A wink is bounded: the colour does not run on past a wink's size
         # in many directions (it does at a mug's or a squidger's edge).
         & (rims.runs_out <= 0.5)
-        # Its rim is seen, or hidden by another wink; not simply missing.
-        & (arc >= 0.3)
-        & (arc + occluded >= 0.5)
-        # A round rim: enough of it, tight to the circle. Straight edges
-        # (pens, paper corners) fit a wink-sized circle only loosely.
-        & (arc / (0.3 + np.where(choose_large, large.rms_mm, small.rms_mm)) >= MIN_RIM_SCORE)
+        # Its rim is seen, or hidden by another wink or the pot; not simply
+        # missing. A round rim: enough of it, tight to the circle. Straight
+        # edges (pens, paper corners) fit a wink-sized circle only loosely.
+        & (
+            ((arc >= 0.3) & (arc + occluded >= 0.5) & (arc / (0.3 + rms) >= MIN_RIM_SCORE))
+            # Or so on the part the pot leaves in view (a wink in front of
+            # the pot may show over it, so the first test still holds).
+            | (
+                judged
+                & (arc_in_view >= 0.3)
+                & (arc_clear >= MIN_ARC_BY_POT)
+                & (arc + hidden >= 0.5)
+                & (arc_in_view / (0.3 + rms) >= MIN_RIM_SCORE)
+            )
+        )
         & (rims.own_fraction >= 0.1)
         & (rims.felt_fraction <= 0.35)
         & ((rims.weight > 0).sum(axis=1) >= 6)
@@ -1198,19 +1467,25 @@ def detect_winks(
 
     def first_pass(
         seeds: list[_Seed], bias: float | None
-    ) -> tuple[_Fits, FloatArray, float, _Rims]:
+    ) -> tuple[_Fits, FloatArray, float, _Rims, npt.NDArray[np.bool_]]:
         centres = np.array([s.mat_xy_mm for s in seeds])
         plane_z = view.z_mm + _base_height(centres, mat_polygon_mm)
         colour_index = np.array([s.colour_index for s in seeds], dtype=np.int64)
         felt_bgr = np.array([s.background_bgr for s in seeds])
-        rims = _sample_rims(image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference)
+        outside = _outside_pot(camera, centres, plane_z)
+        rims = _sample_rims(
+            image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference, outside
+        )
         free = _free_fits(rims, centres)
         if bias is None:
-            # The frame's radius bias comes from its clearest rims.
-            bias = estimate_radius_bias(free.radius_mm[_clear_rims(free, rims)])
-        return _fit_rims(rims, centres, free, bias), plane_z, bias, rims
+            # The frame's radius bias comes from its clearest rims, not
+            # where the pot hides part of one (a short arc measures the
+            # radius poorly).
+            clearest = _clear_rims(free, rims) & ~rims.pot_hidden.any(axis=1)
+            bias = estimate_radius_bias(free.radius_mm[clearest])
+        return _fit_rims(rims, centres, free, bias), plane_z, bias, rims, outside
 
-    fits, plane_z, bias, rims = first_pass(seeds, None)
+    fits, plane_z, bias, rims, outside = first_pass(seeds, None)
     # A seed between two overlapping winks of one colour fails: its colour
     # runs on along the pair's axis. Try a seed on each side.
     split = np.flatnonzero(~fits.ok & (rims.runs_out > 0.25))
@@ -1224,10 +1499,11 @@ def detect_winks(
         for side in (-1.0, 1.0)
     ]
     if axis_seeds:
-        more_fits, more_plane, _, _ = first_pass(axis_seeds, bias)
+        more_fits, more_plane, _, _, more_outside = first_pass(axis_seeds, bias)
         seeds = seeds + axis_seeds
         fits = _concat_fits(fits, more_fits)
         plane_z = np.concatenate([plane_z, more_plane])
+        outside = np.concatenate([outside, more_outside])
     # Wink colour the fits leave unexplained is another wink: one of the
     # same colour lying on or under a found one merges into its blob.
     covered = mask.copy()
@@ -1239,10 +1515,11 @@ def detect_winks(
     # over them: the same rays would give the same failed fit.
     extra = _untried(_seeds_from_mask(view, covered, label, felt), seeds)
     if extra:
-        extra_fits, extra_plane, _, _ = first_pass(extra, bias)
+        extra_fits, extra_plane, _, _, extra_outside = first_pass(extra, bias)
         seeds = seeds + extra
         fits = _concat_fits(fits, extra_fits)
         plane_z = np.concatenate([plane_z, extra_plane])
+        outside = np.concatenate([outside, extra_outside])
     # Second pass, only for the winks found, with rays from the fitted
     # centre so that they cross the rim square-on.
     keep = np.flatnonzero(fits.ok)
@@ -1252,9 +1529,20 @@ def detect_winks(
     colour_index = np.array([seeds[i].colour_index for i in keep], dtype=np.int64)
     felt_bgr = np.array([seeds[i].background_bgr for i in keep])
     plane_z = plane_z[keep]
-    rims = _sample_rims(image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference)
+    # Whether each wink is in the pot was seen at its seed, on its visible
+    # colour: a centre the pot hides may project anywhere on the pot.
+    rims = _sample_rims(
+        image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference, outside[keep]
+    )
     free = _free_fits(rims, centres)
     fits = _fit_rims(rims, centres, free, bias)
+    # A wink outside the pot cannot lie under it: its centre is at least a
+    # radius from the pot's foot (a little less when it leans on the pot).
+    from_pot = np.hypot(fits.circles.centre_mm[:, 0], fits.circles.centre_mm[:, 1])
+    under_pot = outside[keep] & (
+        from_pot < POT_BASE_DIAMETER_MM / 2 + fits.circles.radius_mm - bias - POT_LEAN_MM
+    )
+    fits = dataclasses.replace(fits, ok=fits.ok & ~under_pot)
     return _assemble(fits, rims, colour_index, plane_z, camera, bias)
 
 
@@ -1351,7 +1639,10 @@ def _assemble(
     quality = circles.arc_fraction / (0.3 + circles.rms_mm)
     # Judge the colour only of winks that no other wink touches: a covered
     # wink's colour is measured from a sliver and mixes with its neighbour's.
-    alone = (fits.occluded_fraction < 0.05) & ~rims.foreign.any(axis=1)
+    # The pot does not mix its colour in: a wink's colour is measured away from it.
+    by_wink = rims.foreign & ~rims.pot_hidden
+    alone = ((by_wink & ~circles.inliers) | rims.covered).mean(axis=1) < 0.05
+    alone &= ~by_wink.any(axis=1)
     ok = fits.ok & (_typical_colour(rims.wink_colour, colour_index, fits.ok) | ~alone)
     # Off the mat, among pens, phones and mugs, a wink must show a clean
     # round rim: winks that went off lie alone on the table.

@@ -86,6 +86,45 @@ def arc_fraction(points_mm: npt.ArrayLike, centre_mm: npt.ArrayLike) -> float:
     return float(len(bins) * _ARC_BIN_DEG / 360.0)
 
 
+def arc_fractions(
+    points_mm: npt.ArrayLike, centre_mm: npt.ArrayLike, chosen: npt.ArrayLike
+) -> FloatArray:
+    """Per circle, the fraction of directions around its centre that hold a chosen point.
+
+    As :func:`arc_fraction` for many circles at once.
+
+    Parameters
+    ----------
+    points_mm : (n, k, 2) array_like
+    centre_mm : (n, 2) array_like
+    chosen : (n, k) array_like of bool
+        Which points count.
+
+    Returns
+    -------
+    (n,) ndarray
+        In [0, 1], in steps of 1/24.
+    """
+    pts = np.asarray(points_mm, dtype=np.float64)
+    centre = np.asarray(centre_mm, dtype=np.float64).reshape(-1, 2)
+    return _arcs_from_offsets(
+        pts[..., 0] - centre[:, 0, None],
+        pts[..., 1] - centre[:, 1, None],
+        np.asarray(chosen, dtype=bool),
+    )
+
+
+def _arcs_from_offsets(off_x: FloatArray, off_y: FloatArray, chosen: BoolArray) -> FloatArray:
+    """(n,) share of the :data:`_ARC_BIN_DEG` bins around each centre holding a chosen point."""
+    n = len(off_x)
+    angle = np.degrees(np.arctan2(off_y, off_x)) % 360.0
+    n_bins = int(round(360.0 / _ARC_BIN_DEG))
+    occupied = np.zeros((n, n_bins + 1), dtype=bool)
+    bins = np.where(chosen, (angle // _ARC_BIN_DEG).astype(np.int64), n_bins)
+    occupied[np.arange(n)[:, None], bins] = True
+    return np.asarray(occupied[:, :n_bins].sum(1) / n_bins, dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class CircleFits:
     """Many circles fitted at once (parallel arrays); see :func:`fit_circles`.
@@ -243,12 +282,7 @@ def fit_circles(
     noise = np.maximum(rms, 0.15)
     with np.errstate(divide="ignore"):
         sigma = np.where(small_eig > 1e-6, noise / np.sqrt(np.maximum(small_eig, 1e-12)), np.inf)
-    angle = np.degrees(np.arctan2(off_y, off_x)) % 360.0
-    n_bins = int(round(360.0 / _ARC_BIN_DEG))
-    occupied = np.zeros((n, n_bins + 1), dtype=bool)
-    bins = np.where(inliers, (angle // _ARC_BIN_DEG).astype(np.int64), n_bins)
-    occupied[np.arange(n)[:, None], bins] = True
-    arcs = occupied[:, :n_bins].sum(1) / n_bins
+    arcs = _arcs_from_offsets(off_x, off_y, inliers)
     ok = (n_in >= min_points) & np.isfinite(sigma) & np.isfinite(centre).all(1)
     return CircleFits(
         centre_mm=centre,

@@ -74,7 +74,12 @@ class Pen:
 
 
 def _render(
-    camera: CameraModel, discs: list[Disc], seed: int = 0, pens: tuple[Pen, ...] = ()
+    camera: CameraModel,
+    discs: list[Disc],
+    seed: int = 0,
+    pens: tuple[Pen, ...] = (),
+    pot_bgr: tuple[float, float, float] | None = None,
+    over_pot: tuple[Disc, ...] = (),
 ) -> np.ndarray:
     rng = np.random.default_rng(seed)
     width, height = camera.image_size_wh
@@ -93,7 +98,8 @@ def _render(
     texture = cv2.GaussianBlur(rng.normal(0, 6, (height, width)).astype(np.float32), (0, 0), 1.5)
     image += texture[..., None]
     mm_per_px = camera.mm_per_px_at([0, 0, 0])
-    for disc in discs:
+
+    def draw(disc: Disc) -> None:
         centre_px = camera.mat_to_image([[disc.x_mm, disc.y_mm, disc.top_z_mm]])[0]
         half = int(disc.radius_mm / mm_per_px * 1.5) + 3
         c0, r0 = int(centre_px[0]) - half, int(centre_px[1]) - half
@@ -105,6 +111,22 @@ def _render(
         patch[:] = (
             patch * (1 - cover[..., None]) + np.array(disc.bgr, np.float32) * cover[..., None]
         )
+
+    for disc in discs:
+        draw(disc)
+    if pot_bgr is not None:
+        # The pot (rule 2.4) in front of the discs drawn so far: the hull of
+        # its base and rim circles, its inside a little lighter.
+        ring = np.linspace(0.0, 2 * np.pi, 96, endpoint=False)
+        circle = np.column_stack([np.cos(ring), np.sin(ring), np.zeros(96)])
+        base = camera.mat_to_image(circle * [19.0, 19.0, 0.0])
+        rim = camera.mat_to_image(circle * [24.0, 24.0, 0.0] + [0.0, 0.0, 38.0])
+        hull = cv2.convexHull(np.vstack([base, rim]).astype(np.float32))
+        cv2.fillConvexPoly(image, (hull * 16).astype(np.int32), pot_bgr, cv2.LINE_AA, 4)
+        inside = tuple(min(255.0, 1.6 * c + 20.0) for c in pot_bgr)
+        cv2.fillConvexPoly(image, (rim * 16).astype(np.int32), inside, cv2.LINE_AA, 4)
+    for disc in over_pot:
+        draw(disc)
     for pen in pens:
         ends = camera.mat_to_image(
             [[pen.x0_mm, pen.y0_mm, pen.top_z_mm], [pen.x1_mm, pen.y1_mm, pen.top_z_mm]]
@@ -408,3 +430,46 @@ def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
     np.testing.assert_array_equal(got_rows, rows)
     np.testing.assert_array_equal(got_cols, cols)
     np.testing.assert_array_equal(got_score, score[rows, cols])
+
+
+# Against a white pot (rule 2.4) at the mat's centre, seen from the camera
+# 250 mm off its axis. Behind it, small winks the pot hides by three quarters
+# and by half (vision.status.pot_hidden_fraction 0.73, 0.47, 0.47): its
+# white side, like pale felt, borders what is left of them. In front, one
+# it does not hide.
+BEHIND_POT = (
+    Disc(0.0, 27.0, 8.0, WINK_BGR[Colour.BLUE]),
+    Disc(19.1, 19.1, 8.0, WINK_BGR[Colour.GREEN]),
+    Disc(-19.1, 19.1, 8.0, WINK_BGR[Colour.YELLOW]),
+)
+BEFORE_POT = Disc(0.0, -27.0, 8.0, WINK_BGR[Colour.RED])
+
+
+@pytest.fixture(scope="module")
+def pot_scene() -> tuple[CameraModel, np.ndarray, WinkDetections]:
+    camera = _camera()
+    image = _render(camera, list(BEHIND_POT), pot_bgr=(200.0, 205.0, 210.0), over_pot=(BEFORE_POT,))
+    return camera, image, detect_winks(image, camera)
+
+
+@pytest.mark.parametrize(
+    "disc",
+    [
+        BEHIND_POT[0],  # three quarters hidden behind the pot
+        BEHIND_POT[1],  # half hidden, to one side
+        BEHIND_POT[2],  # half hidden, to the other side
+        BEFORE_POT,  # in front of the pot, touching it
+    ],
+)
+def test_wink_against_the_pot_is_fitted_from_what_the_pot_leaves_in_view(
+    pot_scene, disc: Disc
+) -> None:
+    _, _, found = pot_scene
+    i = _match(found, disc)
+    assert np.hypot(*(found.mat_xy_mm[i] - [disc.x_mm, disc.y_mm])) < 1.5
+    assert found.size[i] is WinkSize.SMALL
+
+
+def test_the_pot_makes_no_wink(pot_scene) -> None:
+    _, _, found = pot_scene
+    assert len(found) == len(BEHIND_POT) + 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from vision.fit import CircleFitFailure, arc_fraction, fit_circle, fit_circles
+from vision.fit import CircleFitFailure, arc_fraction, arc_fractions, fit_circle, fit_circles
 
 
 def _circle(centre: tuple[float, float], radius: float, start_deg: float, stop_deg: float, n: int):
@@ -87,3 +87,15 @@ def test_arc_fraction_counts_directions_not_points() -> None:
     many_in_one_place = _circle((0, 0), 8.0, 0, 10, 50)
     assert arc_fraction(many_in_one_place, (0, 0)) == pytest.approx(1 / 24)
     assert arc_fraction(np.zeros((0, 2)), (0, 0)) == 0.0
+
+
+def test_arc_fractions_count_only_the_chosen_points_of_each_circle() -> None:
+    angles = np.radians(np.arange(0.0, 360.0, 10.0) + 5.0)
+    ring = 8.0 * np.column_stack([np.cos(angles), np.sin(angles)])
+    points = np.stack([ring, ring + [3.0, -2.0]])
+    chosen = np.ones((2, len(angles)), dtype=bool)
+    # The second circle's points in the upper half only: half its directions.
+    chosen[1] = angles < np.pi
+    arcs = arc_fractions(points, [[0.0, 0.0], [3.0, -2.0]], chosen)
+    np.testing.assert_allclose(arcs, [1.0, 0.5])
+    assert arcs[1] == arc_fraction(points[1][chosen[1]], [3.0, -2.0])
