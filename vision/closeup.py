@@ -610,16 +610,17 @@ def _to_true_edge(
     level = (inner + outer) / 2
     # Where the profile last stands above the half level, going outwards.
     above = prof >= level[:, None]
-    shift = np.zeros(len(rim_px))
+    n_steps = len(steps)
+    last = n_steps - 1 - np.argmax(above[:, ::-1], axis=1)
     against_felt = (inner - outer > 2 * _BLOB_THRESHOLD) & (outer < 0.35 * inner)
-    for k in np.flatnonzero(against_felt):
-        idx = np.flatnonzero(above[k])
-        if len(idx) == 0 or idx[-1] + 1 >= len(steps):
-            continue
-        i = idx[-1]
-        v0, v1 = prof[k, i], prof[k, i + 1]
-        frac = (v0 - level[k]) / (v0 - v1) if v0 != v1 else 0.0
-        shift[k] = steps[i] + frac * (steps[i + 1] - steps[i])
+    ok = against_felt & above.any(axis=1) & (last + 1 < n_steps)
+    rows = np.flatnonzero(ok)
+    i = last[rows]
+    v0, v1 = prof[rows, i], prof[rows, i + 1]
+    den = np.where(v0 != v1, v0 - v1, 1.0)
+    frac = np.where(v0 != v1, (v0 - level[rows]) / den, 0.0)
+    shift = np.zeros(len(rim_px))
+    shift[rows] = steps[i] + frac * (steps[1] - steps[0])
     shift = np.clip(shift, -2.0, 2.0)
     return np.asarray(rim_px + normal * shift[:, None])
 

@@ -41,6 +41,7 @@ from vision.closeup_geometry import (
     Support,
     assign_diameters_mm,
     estimate_plane,
+    fit_circle,
     fit_wink_circle,
 )
 
@@ -558,7 +559,8 @@ def _near_a_third(
     for other in detected:
         if any(math.dist(other.ellipse.centre_xy_px, p.ellipse.centre_xy_px) < 3.0 for p in pair):
             continue
-        c, _, _ = fit_wink_circle(plane, other.rim_image_px)
+        # A rough centre is enough for a 3 mm reach: the rim cut with the mat plane.
+        c, _, _ = fit_circle(plane.to_plane(other.rim_image_px, WINK_THICKNESS_MM / 2))
         gap = float(np.hypot(*(c - centre))) - diameter_mm / 2 - LARGE_WINK_DIAMETER_MM / 2
         if gap < CANDIDATE_GAP_MM:
             return True
