@@ -663,7 +663,9 @@ def _coverage(
     ratio = scale / rho
     # Signed distance to the outline along the ray from the centre, pixels.
     inside_px = r * (ratio - 1.0)
-    cover = 1.0 / (1.0 + np.exp(-_LOGISTIC_GAIN * inside_px))
+    # Clipped: far outside an outline (close-ups, many px per mm) exp would
+    # overflow float32 and warn, although the coverage is 0 either way.
+    cover = 1.0 / (1.0 + np.exp(np.clip(-_LOGISTIC_GAIN * inside_px, -80.0, 80.0)))
     if not with_grad:
         return cover, None
     density = _LOGISTIC_GAIN * cover * (1.0 - cover)
@@ -1218,7 +1220,10 @@ def _with_weak_pairs(
             key = (i, j) if shown[i] > shown[j] else (j, i)
         else:
             key = (i, j) if score >= 0 else (j, i)
-        out[key] = abs(score)
+        # The confidence is the image's support for the chosen direction:
+        # none when the clear calls overrode a score that favoured the other.
+        agrees = (score >= 0) == (key == (i, j))
+        out[key] = abs(score) if agrees else 0.0
     return out
 
 

@@ -301,3 +301,36 @@ def test_pairs_the_image_cannot_tell_are_oriented_by_the_clear_calls(
     assert expected in above
     assert (expected[1], expected[0]) not in above
     assert above[(1, 0)] == 0.9
+
+
+@pytest.mark.parametrize(
+    ("weak", "confidence"),
+    [
+        ((1, 2, -0.3, False), 0.0),  # the cue favoured 2, the clear calls chose 1: no support
+        ((1, 2, 0.3, False), 0.3),  # the cue agrees with the clear calls
+        ((1, 2, -0.3, True), 0.3),  # told: the cue itself chose 2 over 1
+    ],
+)
+def test_a_weak_pair_carries_only_the_image_support_for_the_chosen_upper_wink(
+    weak: tuple[int, int, float, bool], confidence: float
+) -> None:
+    above = _with_weak_pairs(4, {(1, 0): 0.9}, [weak])
+    (key,) = (k for k in above if k != (1, 0))
+    assert above[key] == confidence
+
+
+def test_coverage_far_outside_an_outline_is_zero_without_overflow_warnings() -> None:
+    import warnings
+
+    from vision.squop import _coverage
+
+    # A pixel 200 px outside a 10 px circle, as in a close-up at many px per mm.
+    dx = np.array([210.0, 5.0], dtype=np.float32)
+    dy = np.zeros(2, dtype=np.float32)
+    inv = np.array([[0.1, 0.1], [0.0, 0.0], [0.0, 0.0], [0.1, 0.1]], dtype=np.float32)
+    scale = np.ones(2, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cover, _ = _coverage(dx, dy, inv, scale, with_grad=False)
+    assert cover[0] == pytest.approx(0.0, abs=1e-12)
+    assert cover[1] == pytest.approx(1.0, abs=1e-3)  # 5 px inside the outline
