@@ -41,7 +41,9 @@ How
    Two fits of one size at nearly one centre are one wink, whatever their
    colours.
 7. **Second pass.** Rays again from each found centre, so that they cross
-   the rim square-on.
+   the rim square-on. A fit across two overlapping winks of one colour
+   (one blob, its rim two arcs of different centres) is then split in two
+   (see :func:`_split_merged`).
 8. **Height.** The rim is fitted in the plane of mid-height, where a flat
    wink's silhouette (top face and lower edge) is centred on its plan-view
    centre. A wink whose rim is complete while it overlaps a cut one lies on
@@ -1536,6 +1538,10 @@ def detect_winks(
     )
     free = _free_fits(rims, centres)
     fits = _fit_rims(rims, centres, free, bias)
+    # Two overlapping winks of one colour are one blob: a fit across both
+    # is split into the two circles its rim points trace.
+    rims, fits, parent = _split_merged(rims, fits, centres, bias, camera, plane_z)
+    colour_index, plane_z, keep = colour_index[parent], plane_z[parent], keep[parent]
     # A wink outside the pot cannot lie under it: its centre is at least a
     # radius from the pot's foot (a little less when it leans on the pot).
     from_pot = np.hypot(fits.circles.centre_mm[:, 0], fits.circles.centre_mm[:, 1])
@@ -1544,6 +1550,314 @@ def detect_winks(
     )
     fits = dataclasses.replace(fits, ok=fits.ok & ~under_pot)
     return _assemble(fits, rims, colour_index, plane_z, camera, bias)
+
+
+#: A fit is tested for two winks of one colour when at least this many of
+#: its clean rim crossings (into felt) lie off its circle.
+SPLIT_MIN_STRAY = 8
+#: ... and whose clean crossings span this much more along their main
+#: axis than across it, mm.
+SPLIT_MIN_ELONGATION_MM = 5.0
+#: A rim point within this of a circle is explained by it, mm.
+SPLIT_INLIER_MM = 1.0
+#: Two circles must explain this many more rim points than one to split it.
+SPLIT_MIN_GAIN = 5
+#: ... and this share of all the clean crossings.
+SPLIT_MIN_EXPLAINED = 0.5
+#: Each of the two circles needs this much arc and this many rim points.
+SPLIT_MIN_ARC = 0.25
+SPLIT_MIN_POINTS = 6
+#: Rays within this angle of each point where the two outlines meet, and
+#: ending within this of it, show the waist between two winks (deg, mm).
+SPLIT_WAIST_DEG = 20.0
+SPLIT_WAIST_MM = 1.5
+#: Each of the two circles reaches at least this far beyond the other, mm
+#: (more in an oblique view, see :func:`_split_merged`).
+SPLIT_MIN_REACH_MM = 6.0
+
+
+def _split_merged(
+    rims: _Rims,
+    fits: _Fits,
+    origins_mm: FloatArray,
+    radius_bias_mm: float,
+    camera: CameraModel,
+    plane_z_mm: FloatArray,
+) -> tuple[_Rims, _Fits, npt.NDArray[np.intp]]:
+    """Fits across two overlapping winks of one colour, split into two.
+
+    Rays from inside such a pair cross only the outline of their union (the
+    colour runs on from one wink into the other), so one circle fitted to
+    those crossings lies across both, usually at the large size, with
+    crossings into felt well off it. Only fits that leave at least
+    :data:`SPLIT_MIN_STRAY` clean crossings (not into another wink, not by
+    the pot) more than :data:`SPLIT_INLIER_MM` off their circle, spread
+    along one axis (:data:`SPLIT_MIN_ELONGATION_MM`), are tried: two
+    circles of known radii (each pair of sizes) are fitted to those
+    crossings, each crossing going to the circle that explains it better.
+    Each model is then judged along the rays as sampled (see
+    :func:`_ray_score`): where it says the colour gives way to felt. The
+    pair replaces the fit when it explains at least :data:`SPLIT_MIN_GAIN`
+    more rays than any single circle of either size, and at least
+    :data:`SPLIT_MIN_EXPLAINED` of them; each circle has an arc of its own
+    outside the other; each reaches :data:`SPLIT_MIN_REACH_MM` beyond the
+    other (plus a wink's own elongation in an oblique view); and the waist
+    where their outlines meet is seen on both sides. Elsewhere the fit is
+    left as it was: a pair overlapping more deeply, or whose waist other
+    winks hide, stays one detection.
+
+    Returns
+    -------
+    rims, fits
+        With each split fit's row holding one circle and a new row (a copy
+        of its rims) appended for the other.
+    parent : (m,) ndarray of int
+        The input row each output row comes from.
+    """
+    n = len(fits.ok)
+    parent = np.arange(n)
+    circles = fits.circles
+    usable = (rims.weight >= 0.6) & ~rims.foreign & ~rims.pot_hidden
+    resid = (
+        np.linalg.norm(rims.points_mm - circles.centre_mm[:, None, :], axis=2)
+        - circles.radius_mm[:, None]
+    )
+    stray = usable & (np.abs(resid) > SPLIT_INLIER_MM)
+    rows = np.flatnonzero(fits.ok & (stray.sum(axis=1) >= SPLIT_MIN_STRAY))
+    if len(rows) == 0:
+        return rims, fits, parent
+    pts = rims.points_mm[rows]  # (m, r, 2)
+    use = usable[rows]
+    weight = use.astype(np.float64)
+    m = len(rows)
+    small_r, large_r = _SMALL_R + radius_bias_mm, _LARGE_R + radius_bias_mm
+    pairs = [(small_r, small_r), (small_r, large_r), (large_r, small_r), (large_r, large_r)]
+    n_pairs = len(pairs)
+    # The union's outline is longest along the line through both centres:
+    # start each circle at one end of it.
+    centroid = (pts * weight[..., None]).sum(axis=1) / np.maximum(weight.sum(axis=1), 1)[:, None]
+    off = pts - centroid[:, None, :]
+    sxx = (weight * off[..., 0] ** 2).sum(axis=1)
+    syy = (weight * off[..., 1] ** 2).sum(axis=1)
+    sxy = (weight * off[..., 0] * off[..., 1]).sum(axis=1)
+    angle = 0.5 * np.arctan2(2 * sxy, sxx - syy)
+    axis = np.column_stack([np.cos(angle), np.sin(angle)])
+    along = (off * axis[:, None, :]).sum(axis=2)
+    t_min = np.where(use, along, np.inf).min(axis=1)
+    t_max = np.where(use, along, -np.inf).max(axis=1)
+    # Two overlapping winks make a blob longer than it is wide; a round one
+    # (most fits with stray crossings: shadows, ragged rims) is not tried.
+    side = off[..., 1] * axis[:, None, 0] - off[..., 0] * axis[:, None, 1]
+    width = np.where(use, side, -np.inf).max(axis=1) - np.where(use, side, np.inf).min(axis=1)
+    long = (t_max - t_min) - width >= SPLIT_MIN_ELONGATION_MM
+    if not long.any():
+        return rims, fits, parent
+    rows, pts, use, weight = rows[long], pts[long], use[long], weight[long]
+    centroid, axis, t_min, t_max = centroid[long], axis[long], t_min[long], t_max[long]
+    m = len(rows)
+    ra = np.repeat([a for a, _ in pairs], m)
+    rb = np.repeat([b for _, b in pairs], m)
+    tile = np.tile(np.arange(m), n_pairs)
+    centre_a = centroid[tile] + axis[tile] * (t_min[tile] + ra)[:, None]
+    centre_b = centroid[tile] + axis[tile] * (t_max[tile] - rb)[:, None]
+    pts_t, w_t = pts[tile], weight[tile]
+    for _ in range(2):
+        res_a = np.abs(np.linalg.norm(pts_t - centre_a[:, None, :], axis=2) - ra[:, None])
+        res_b = np.abs(np.linalg.norm(pts_t - centre_b[:, None, :], axis=2) - rb[:, None])
+        to_a = res_a <= res_b
+        both = fit_circles(
+            np.concatenate([pts_t, pts_t]),
+            np.concatenate([w_t * to_a, w_t * ~to_a]),
+            np.concatenate([centre_a, centre_b]),
+            radius_mm=np.concatenate([ra, rb]),
+            iterations=4,
+        )
+        centre_a, centre_b = both.centre_mm[: len(ra)], both.centre_mm[len(ra) :]
+    from_a = np.linalg.norm(pts_t - centre_a[:, None, :], axis=2) - ra[:, None]
+    from_b = np.linalg.norm(pts_t - centre_b[:, None, :], axis=2) - rb[:, None]
+    res_a, res_b = np.abs(from_a), np.abs(from_b)
+    # The outline of a union: each circle's crossings lie outside the other
+    # circle (inside it the colour runs on). Two circles through the rim of
+    # one wink explain its crossings only inside each other.
+    # (The upper wink's edge may still show over the lower one: crossings
+    # on it count as explained, but not as a circle's own.)
+    in_a = use[tile] & (res_a < SPLIT_INLIER_MM) & (from_b > SPLIT_INLIER_MM)
+    in_b = use[tile] & (res_b < SPLIT_INLIER_MM) & (from_a > SPLIT_INLIER_MM)
+    # Judged along the rays, as they were sampled: where each model says the
+    # colour first gives way to felt. (Distances to the circles alone
+    # would let two small circles pass for a large wink's rim, whose
+    # middle reaches out much farther than their waist.)
+    origin = origins_mm[rows]
+    seen_t = np.linalg.norm(pts - origin[:, None, :], axis=2)  # (m, r)
+    ray = (pts - origin[:, None, :]) / np.maximum(seen_t, 1e-9)[..., None]
+    exit_pair = _first_exit(
+        origin[tile], ray[tile], np.stack([centre_a, centre_b], 1), np.stack([ra, rb], 1)
+    )
+    explained = _ray_score(seen_t[tile], exit_pair, use[tile]).reshape(n_pairs, m)
+    arc_a = arc_fractions(pts_t, centre_a, in_a)
+    arc_b = arc_fractions(pts_t, centre_b, in_b)
+    separation = np.linalg.norm(centre_a - centre_b, axis=1)
+    # Each wink reaches well beyond the other: a circle mostly inside the
+    # other would only model a wink that is not quite round (a tilted one).
+    reach = separation + np.minimum(ra, rb) - np.maximum(ra, rb)
+    # Seen from the side, one wink's outline is itself two circles (its top
+    # and its foot), apart by its thickness times the tangent of the view.
+    cam = camera.position_mm
+    slope = np.hypot(*(circles.centre_mm[rows] - cam[:2]).T) / (cam[2] - plane_z_mm[rows])
+    own_reach = SPLIT_MIN_REACH_MM + 2.0 * WINK_THICKNESS_MM * slope
+    # Where the two outlines meet, the union's outline turns sharply in:
+    # a ray seen ending there is what tells two winks from one large wink
+    # whose rim is ragged (and where other winks hide that waist, the
+    # crossings cannot tell them apart).
+    waist = np.ones(len(ra), dtype=bool)
+    along_ab = (centre_b - centre_a) / np.maximum(separation, 1e-9)[:, None]
+    foot = (ra**2 - rb**2 + separation**2) / (2 * np.maximum(separation, 1e-9))
+    half_chord = np.sqrt(np.maximum(ra**2 - foot**2, 0.0))
+    across = np.column_stack([-along_ab[:, 1], along_ab[:, 0]])
+    for side in (-1.0, 1.0):
+        cusp = centre_a + along_ab * foot[:, None] + side * across * half_chord[:, None]
+        to_cusp = cusp - origin[tile]
+        cusp_t = np.linalg.norm(to_cusp, axis=1)
+        facing = (ray[tile] * to_cusp[:, None, :]).sum(axis=2) > np.cos(
+            np.radians(SPLIT_WAIST_DEG)
+        ) * np.maximum(cusp_t, 1e-9)[:, None]
+        seen = use[tile] & facing & (np.abs(seen_t[tile] - cusp_t[:, None]) < SPLIT_WAIST_MM)
+        waist &= seen.any(axis=1) & (half_chord > 0)
+    valid = (
+        waist
+        & (in_a.sum(axis=1) >= SPLIT_MIN_POINTS)
+        & (in_b.sum(axis=1) >= SPLIT_MIN_POINTS)
+        & (arc_a >= SPLIT_MIN_ARC)
+        & (arc_b >= SPLIT_MIN_ARC)
+        & (reach >= own_reach[tile])
+        & (separation <= ra + rb + SPLIT_INLIER_MM)
+        & both.ok[: len(ra)]
+        & both.ok[len(ra) :]
+    ).reshape(n_pairs, m)
+    score = np.where(valid, explained, -1)
+    best = np.argmax(score, axis=0)  # (m,)
+    best_explained = score[best, np.arange(m)]
+    # One circle, for comparison: the chosen fit; the other size from the
+    # same start; and either size from between the two circles (a wink
+    # fitted at the wrong size, or from a poor start, is not two winks).
+    pick = best * m + np.arange(m)
+    middle = 0.5 * (centre_a[pick] + centre_b[pick])
+    other_r = np.where(fits.large[rows], small_r, large_r)
+    single_r = np.concatenate([other_r, np.full(m, small_r), np.full(m, large_r)])
+    singles = fit_circles(
+        np.concatenate([pts] * 3),
+        np.concatenate([weight] * 3),
+        np.concatenate([circles.centre_mm[rows], middle, middle]),
+        radius_mm=single_r,
+        iterations=4,
+    )
+    single_centre = np.concatenate(
+        [circles.centre_mm[rows][None], singles.centre_mm.reshape(3, m, 2)]
+    )
+    single_radius = np.concatenate([circles.radius_mm[rows][None], single_r.reshape(3, m)])
+    one = np.full(m, -len(ray[0]), dtype=np.int64)
+    for centre, radius in zip(single_centre, single_radius, strict=True):
+        exit_one = _first_exit(origin, ray, centre[:, None, :], radius[:, None])
+        one = np.maximum(one, _ray_score(seen_t, exit_one, use))
+    split = (best_explained >= one + SPLIT_MIN_GAIN) & (
+        best_explained >= SPLIT_MIN_EXPLAINED * use.sum(axis=1)
+    )
+    if not split.any():
+        return rims, fits, parent
+    # How sure the sizes are: the margin over the best pair with other sizes.
+    runner_up = np.where(np.arange(n_pairs)[:, None] == best[None, :], -1, score).max(axis=0)
+    size_conf = np.clip((best_explained - runner_up) / SPLIT_MIN_GAIN, 0.0, 1.0)
+    chosen = np.flatnonzero(split)
+    flat = best[chosen] * m + chosen  # index into the tiled arrays
+    target = rows[chosen]
+    new_parent = np.concatenate([parent, target])
+    rims = _take_rims(rims, new_parent)
+    fits = _take_fits(fits, new_parent)
+    second = n + np.arange(len(chosen))
+    sigma_a, sigma_b = both.centre_sigma_mm[: len(ra)], both.centre_sigma_mm[len(ra) :]
+    for where, centre, radius, inl, arc, sigma, res in (
+        (target, centre_a, ra, in_a, arc_a, sigma_a, res_a),
+        (second, centre_b, rb, in_b, arc_b, sigma_b, res_b),
+    ):
+        c = fits.circles
+        c.centre_mm[where] = centre[flat]
+        c.radius_mm[where] = radius[flat]
+        c.inliers[where] = inl[flat]
+        c.arc_fraction[where] = arc[flat]
+        c.centre_sigma_mm[where] = sigma[flat]
+        c.rms_mm[where] = np.sqrt(
+            (np.where(inl[flat], res[flat], 0.0) ** 2).sum(axis=1)
+            / np.maximum(inl[flat].sum(axis=1), 1)
+        )
+        fits.large[where] = radius[flat] > 0.5 * (small_r + large_r)
+        fits.size_confidence[where] = size_conf[chosen]
+    return rims, fits, new_parent
+
+
+def _ray_score(
+    seen_t: FloatArray, model_t: FloatArray, use: npt.NDArray[np.bool_]
+) -> npt.NDArray[np.int64]:
+    """(m,) rays a model's exit explains, less those whose colour runs on past it.
+
+    A crossing before the model's exit may be an edge inside the blob (the
+    upper wink's shading on the lower one); one well beyond it means the
+    model leaves wink colour out.
+    """
+    diff = seen_t - np.where(np.isnan(model_t), -np.inf, model_t)
+    near = use & (np.abs(diff) < SPLIT_INLIER_MM)
+    beyond = use & (diff >= SPLIT_INLIER_MM)
+    return np.asarray(near.sum(axis=1) - beyond.sum(axis=1), dtype=np.int64)
+
+
+def _first_exit(
+    origin_mm: FloatArray, ray: FloatArray, centre_mm: FloatArray, radius_mm: FloatArray
+) -> FloatArray:
+    """Where rays leave a union of circles, first, mm along each ray.
+
+    Parameters
+    ----------
+    origin_mm : (m, 2) ndarray
+        Where each set of rays starts.
+    ray : (m, r, 2) ndarray
+        Unit directions.
+    centre_mm : (m, c, 2) ndarray
+    radius_mm : (m, c) ndarray
+
+    Returns
+    -------
+    (m, r) ndarray
+        NaN for rays that start outside every circle.
+    """
+    from_centre = origin_mm[:, None, :] - centre_mm  # (m, c, 2)
+    b = np.einsum("mrk,mck->mrc", ray, from_centre)
+    c = (from_centre**2).sum(axis=2) - radius_mm**2  # (m, c)
+    disc = b * b - c[:, None, :]
+    root = np.sqrt(np.maximum(disc, 0.0))
+    t_in = np.where(disc > 0, -b - root, np.inf)
+    t_out = np.where(disc > 0, -b + root, -np.inf)
+    leave = np.zeros(b.shape[:2])
+    # Each pass may carry the exit on through one more circle that the ray
+    # is in at the current exit.
+    for _ in range(centre_mm.shape[1]):
+        inside = (t_in <= leave[..., None] + 1e-6) & (t_out > leave[..., None])
+        leave = np.maximum(leave, np.where(inside, t_out, 0.0).max(axis=2))
+    return np.where(leave > 0, leave, np.nan)
+
+
+def _take_rims(rims: _Rims, rows: npt.NDArray[np.intp]) -> _Rims:
+    """The rims of the given seeds, copied (rows may repeat)."""
+    return _Rims(**{f.name: getattr(rims, f.name)[rows].copy() for f in dataclasses.fields(rims)})
+
+
+def _take_fits(fits: _Fits, rows: npt.NDArray[np.intp]) -> _Fits:
+    """The fits of the given seeds, copied (rows may repeat)."""
+    return _Fits(
+        ok=fits.ok[rows].copy(),
+        large=fits.large[rows].copy(),
+        size_confidence=fits.size_confidence[rows].copy(),
+        circles=fits.circles.take(rows),
+        occluded_fraction=fits.occluded_fraction[rows].copy(),
+    )
 
 
 #: Two fits of different colours and one size whose centres are closer

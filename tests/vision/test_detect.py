@@ -246,6 +246,25 @@ def test_touching_winks_of_one_colour_are_two_winks(scene) -> None:
         assert np.hypot(*(found.mat_xy_mm[i] - [disc.x_mm, disc.y_mm])) < 0.8
 
 
+# Two small red winks, one lying on the other, 8.5 mm apart: one red blob
+# with no edge between them, which a single circle fits as a large wink
+# across both.
+SAME_COLOUR_PAIR = [
+    Disc(-200.0, 100.0, 8.0, WINK_BGR[Colour.RED], top_z_mm=3.4),
+    Disc(-192.0, 103.0, 8.0, WINK_BGR[Colour.RED]),
+]
+
+
+def test_overlapping_winks_of_one_colour_are_two_winks_not_one_large() -> None:
+    camera = _camera()
+    # The lower wink is drawn first; the upper one covers part of it.
+    found = detect_winks(_render(camera, SAME_COLOUR_PAIR[::-1], seed=3), camera)
+    assert list(found.size) == [WinkSize.SMALL, WinkSize.SMALL]
+    for disc in SAME_COLOUR_PAIR:
+        i = _match(found, disc)
+        assert np.hypot(*(found.mat_xy_mm[i] - [disc.x_mm, disc.y_mm])) < 1.0
+
+
 def test_wink_off_the_mat_is_found_on_the_table(scene) -> None:
     _, _, found = scene
     i = _match(found, OFF)
