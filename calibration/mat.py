@@ -48,6 +48,9 @@ class FailureReason(enum.StrEnum):
     """Edges were found but no camera explains them (the residual is too large)."""
     NO_BASELINES = "no-baselines"
     """A rectangle fits a camera but shows too few baselines to be trusted as the mat."""
+    EVIDENCE_DISAGREES = "evidence-disagrees"
+    """A camera fits the outline's edges but misses the baselines it found: the
+    outline is probably not the mat's (a board's or paper's edge taken for one)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,59 @@
+"""A calibration whose own evidence disagrees is refused, not stated with a small error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration import NoMatFoundError, calibrate
+from calibration.fit import MAT_CORNERS_MM
+from tests.calibration.synthetic import HALF_LENGTH_MM, look_at_camera, render_mat
+
+SIZE_WH = (800, 450)
+#: The board under the mat ends this far beyond the mat's -x short edge, mm.
+BOARD_END_X_MM = -HALF_LENGTH_MM - 300.0
+
+
+@pytest.fixture(scope="module")
+def mat_on_a_board():
+    # Tripod at the side, about 45 degrees from vertical; green felt on a mauve
+    # board that ends 300 mm beyond the mat's -x short edge, dark floor beyond:
+    # the mat's long edges and the board's end make a second rectangle.
+    truth = look_at_camera(SIZE_WH, (300.0, -2000.0, 1900.0), k1=-0.03)
+    image = render_mat(
+        truth, felt_bgr=(120, 150, 110), table_bgr=(120, 95, 115), blue_corner_mm=None, seed=7
+    )
+    w, h = SIZE_WH
+    gx, gy = np.meshgrid(np.arange(w, dtype=float), np.arange(h, dtype=float))
+    mat_xy = truth.image_to_mat(np.stack([gx.ravel(), gy.ravel()], axis=1))
+    image[(mat_xy[:, 0] < BOARD_END_X_MM).reshape(h, w)] = (30, 30, 32)
+    return truth, image
+
+
+def _mapping_error_mm(cal, truth) -> float:
+    ours = cal.camera.image_to_mat(truth.mat_to_image(MAT_CORNERS_MM))
+    return float(min(np.abs(ours - MAT_CORNERS_MM).max(), np.abs(-ours - MAT_CORNERS_MM).max()))
+
+
+def test_corners_taking_in_a_strip_of_board_are_refused_for_missing_the_baseline(
+    mat_on_a_board,
+) -> None:
+    truth, image = mat_on_a_board
+    # The mat's long edges run on to the board's end. Its edges all show a
+    # step, so this camera fits them closely (it was accepted, 270 mm wrong
+    # with a stated sigma of 3 mm); but it misses the one baseline it finds.
+    board_outline = MAT_CORNERS_MM.copy()
+    board_outline[[0, 3], 0] = BOARD_END_X_MM
+    with pytest.raises(NoMatFoundError, match="misses a baseline"):
+        calibrate(image, corners_image_px=truth.mat_to_image(board_outline))
+
+
+def test_the_mats_own_corners_on_the_same_board_are_accepted(mat_on_a_board) -> None:
+    truth, image = mat_on_a_board
+    cal = calibrate(image, corners_image_px=truth.mat_to_image(MAT_CORNERS_MM))
+    assert _mapping_error_mm(cal, truth) < 2.0
+
+
+def test_found_automatically_the_mat_is_chosen_over_the_board_outline(mat_on_a_board) -> None:
+    truth, image = mat_on_a_board
+    assert _mapping_error_mm(calibrate(image), truth) < 2.0
