@@ -96,6 +96,9 @@ from vision.fit import CircleFits, arc_fractions, fit_circles
 
 FloatArray = npt.NDArray[np.float64]
 
+#: A rim crossing this far past a fitted circle shows the wink's colour
+#: running on into another wink of its colour, mm.
+RUNS_ON_MM = 2.0
 #: Scale of the coarse bird's-eye view used to find candidates.
 COARSE_PX_PER_MM = 0.5
 #: Table around the mat searched for winks that went off, mm.
@@ -1378,6 +1381,18 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
     arc_in_view = np.minimum(arc_clear / np.maximum(1.0 - by_pot, 1e-6), 1.0)
     hidden = (((rims.foreign | rims.pot_hidden) & ~inliers) | rims.covered).mean(axis=1)
     rms = np.where(choose_large, large.rms_mm, small.rms_mm)
+    # Where a wink of the same colour overlaps this one, its colour runs on
+    # past this wink's rim: that part of the rim is hidden in the blob, as
+    # much as one under another colour is.
+    chosen_centre = np.where(choose_large[:, None], large.centre_mm, small.centre_mm)
+    chosen_r = np.where(choose_large, large_r, small_r)
+    past = np.linalg.norm(rims.points_mm - chosen_centre[:, None, :], axis=2) - chosen_r[:, None]
+    runs_on = ((rims.weight > 0) & ~rims.foreign & (past > RUNS_ON_MM)).mean(axis=1) + (
+        rims.runs_out
+    )
+    # Not by the pot, whose wall, shadow and reflections run on in any hue.
+    by_the_pot = np.hypot(seeds_mm[:, 0], seeds_mm[:, 1]) < POT_TOP_DIAMETER_MM / 2 + POT_HEIGHT_MM
+    runs_on = np.where(by_the_pot | rims.pot_hidden.any(axis=1), 0.0, runs_on)
     ok = (
         chosen_ok
         & ~wrong_size
@@ -1388,7 +1403,11 @@ def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_m
         # missing. A round rim: enough of it, tight to the circle. Straight
         # edges (pens, paper corners) fit a wink-sized circle only loosely.
         & (
-            ((arc >= 0.3) & (arc + occluded >= 0.5) & (arc / (0.3 + rms) >= MIN_RIM_SCORE))
+            (
+                (arc >= 0.3)
+                & (arc + occluded + runs_on >= 0.5)
+                & (arc / (0.3 + rms) >= MIN_RIM_SCORE)
+            )
             # Or so on the part the pot leaves in view (a wink in front of
             # the pot may show over it, so the first test still holds).
             | (
@@ -1524,7 +1543,7 @@ def detect_winks(
         outside = np.concatenate([outside, extra_outside])
     # Second pass, only for the winks found, with rays from the fitted
     # centre so that they cross the rim square-on.
-    keep = np.flatnonzero(fits.ok)
+    keep = np.flatnonzero(fits.ok & ~_arc_inside_same_colour(fits, seeds))
     if len(keep) == 0:
         return WinkDetections.empty()
     centres = fits.circles.centre_mm[keep]
@@ -1858,6 +1877,32 @@ def _take_fits(fits: _Fits, rows: npt.NDArray[np.intp]) -> _Fits:
         circles=fits.circles.take(rows),
         occluded_fraction=fits.occluded_fraction[rows].copy(),
     )
+
+
+def _arc_inside_same_colour(fits: _Fits, seeds: list[_Seed]) -> npt.NDArray[np.bool_]:
+    """(n,) fits that pass only as part of a same-colour blob, inside another fit.
+
+    A wink whose rim is judged seen only because its colour runs on into
+    another wink of its colour (see :func:`_fit_rims`) must reach out of
+    that wink's circle by :data:`SPLIT_MIN_REACH_MM`: an arc of one wink's
+    rim also fits a smaller circle inside it, whose other rays run on
+    across the wink.
+    """
+    circles = fits.circles
+    via_run_on = fits.ok & (circles.arc_fraction + fits.occluded_fraction < 0.5)
+    if not via_run_on.any():
+        return via_run_on
+    colour_index = np.array([s.colour_index for s in seeds])
+    centre_gap = np.linalg.norm(
+        circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :], axis=2
+    )
+    reach = centre_gap + circles.radius_mm[:, None] - circles.radius_mm[None, :]
+    inside_other = (
+        (colour_index[:, None] == colour_index[None, :])
+        & (fits.ok & ~via_run_on)[None, :]
+        & (reach < SPLIT_MIN_REACH_MM)
+    )
+    return np.asarray(via_run_on & inside_other.any(axis=1))
 
 
 #: Two fits of different colours and one size whose centres are closer

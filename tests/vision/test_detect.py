@@ -19,6 +19,9 @@ from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatu
 from vision.detect import (
     UnreadableImageError,
     _distance_peaks,
+    _fit_rims,
+    _free_fits,
+    _Rims,
     detect_winks,
     estimate_radius_bias,
 )
@@ -431,6 +434,41 @@ def test_sample_image_wink_alone_on_the_table_is_found() -> None:
     assert dist[best] < 2.0
     assert found.colour[best] is Colour.RED
     assert found.size[best] is WinkSize.SMALL
+
+
+def test_wink_whose_colour_runs_on_into_a_same_colour_neighbour_is_kept() -> None:
+    # A small wink whose rim shows along 160 degrees; elsewhere its colour
+    # runs on into a large wink of its colour, past the rays' 14 mm reach
+    # (no crossing) or to 13 mm. Neither another colour nor the pot hides
+    # that part of its rim, but the neighbour does: it must count as
+    # hidden, not as missing.
+    angles = np.linspace(0.0, 2 * np.pi, 36, endpoint=False)
+    on_rim = (angles > np.radians(100)) & (angles < np.radians(260))
+    runs_past = ~on_rim & (np.abs(np.sin(angles)) < 0.95)  # no crossing on these rays
+    reach_mm = np.where(on_rim, 8.0, 13.0)
+    centre_mm = np.array([300.0, 100.0])  # well away from the pot
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    points = (centre_mm + unit * reach_mm[:, None])[None]
+    none = np.zeros((1, 36), dtype=bool)
+    rims = _Rims(
+        points_mm=points,
+        weight=np.where(runs_past, 0.0, 1.0)[None],
+        foreign=none,
+        covered=none,
+        runs_out=np.array([runs_past.mean()]),
+        run_axis=np.array([[1.0, 0.0]]),
+        wink_colour=np.array([[0.2, 0.2, 0.9]]),
+        own_fraction=np.ones(1),
+        felt_fraction=np.zeros(1),
+        pot_hidden=none,
+    )
+    seeds = centre_mm[None]
+    fits = _fit_rims(rims, seeds, _free_fits(rims, seeds), 0.0)
+    assert rims.runs_out[0] <= 0.5
+    assert fits.circles.arc_fraction[0] < 0.5
+    assert fits.ok[0]
+    assert not fits.large[0]
+    np.testing.assert_allclose(fits.circles.centre_mm[0], centre_mm, atol=0.3)
 
 
 def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
