@@ -374,8 +374,16 @@ def assemble_board(
         refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour)) if n else {}
         pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
         pot_empty = pot_seen is not None and not any(pot_seen.values())
-    # A wink lying against the pot's far side can be hidden by the pot itself.
-    behind_pot = hidden_behind_pot_fraction(camera, pot_centre_mm) >= BEHIND_POT_HIDDEN_FRACTION
+    # A wink lying against the pot's far side can be hidden by the pot itself
+    # (when the pot is out of view, so is the mat around it, and the
+    # out-of-view note covers the missing winks).
+    pot_px = camera.mat_to_image(np.array([[pot_centre_mm[0], pot_centre_mm[1], 0.0]]))[0]
+    frame_w, frame_h = camera.image_size_wh
+    behind_pot = (
+        0 <= pot_px[0] < frame_w
+        and 0 <= pot_px[1] < frame_h
+        and hidden_behind_pot_fraction(camera, pot_centre_mm) > BEHIND_POT_HIDDEN_FRACTION
+    )
     for colour in Colour:
         seen = [i for i in range(n) if dets.colour[i] is colour and ids[i]]
         in_pot_seen = sum(1 for i in seen if potted[i])
