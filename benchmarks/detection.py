@@ -26,7 +26,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# One core: numpy's BLAS too, as OpenCV below.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
