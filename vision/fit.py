@@ -216,31 +216,35 @@ def fit_circles(
     # axis of 2, and these fits run on many tiny arrays.
     pts_x = np.ascontiguousarray(pts[..., 0])
     pts_y = np.ascontiguousarray(pts[..., 1])
+    # np.add.reduce, np.maximum and np.minimum are what .sum(1) and np.clip
+    # compute, without their Python wrappers: these fits run on many tiny
+    # arrays, where the wrappers cost as much as the arithmetic.
+    add = np.add.reduce
     for _ in range(iterations):
         off_x = pts_x - centre[:, 0, None]
         off_y = pts_y - centre[:, 1, None]
         dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
         resid = dist - radius[:, None]
-        weight = prior * np.clip(1.0 - (resid / cutoff) ** 2, 0.0, None) ** 2
+        taper = np.maximum(1.0 - (resid / cutoff) ** 2, 0.0)
+        weight = prior * (taper * taper)
         ux = off_x / dist
         uy = off_y / dist
         wx, wy = weight * ux, weight * uy
         # Normal equations of the residual's Jacobian (-ux, -uy[, -1]),
         # solved in closed form (Cramer's rule) for the many tiny systems.
-        a00 = (wx * ux).sum(1) + 1e-9
-        a01 = (wx * uy).sum(1)
-        a11 = (wy * uy).sum(1) + 1e-9
-        g0 = -(wx * resid).sum(1)
-        g1 = -(wy * resid).sum(1)
+        a00 = add(wx * ux, 1) + 1e-9
+        a01 = add(wx * uy, 1)
+        a11 = add(wy * uy, 1) + 1e-9
+        g0 = -add(wx * resid, 1)
+        g1 = -add(wy * resid, 1)
         if fixed:
             det2 = a00 * a11 - a01 * a01
-            step = np.column_stack([(a11 * g0 - a01 * g1) / det2, (a00 * g1 - a01 * g0) / det2])
-            step = -step
+            steps = [-((a11 * g0 - a01 * g1) / det2), -((a00 * g1 - a01 * g0) / det2)]
         else:
-            a02 = wx.sum(1)
-            a12 = wy.sum(1)
-            a22 = weight.sum(1) + 1e-9
-            g2 = -(weight * resid).sum(1)
+            a02 = add(wx, 1)
+            a12 = add(wy, 1)
+            a22 = add(weight, 1) + 1e-9
+            g2 = -add(weight * resid, 1)
             c00 = a11 * a22 - a12 * a12
             c01 = a02 * a12 - a01 * a22
             c02 = a01 * a12 - a02 * a11
@@ -248,18 +252,16 @@ def fit_circles(
             c12 = a01 * a02 - a00 * a12
             c22 = a00 * a11 - a01 * a01
             det3 = a00 * c00 + a01 * c01 + a02 * c02
-            step = -np.column_stack(
-                [
-                    (c00 * g0 + c01 * g1 + c02 * g2) / det3,
-                    (c01 * g0 + c11 * g1 + c12 * g2) / det3,
-                    (c02 * g0 + c12 * g1 + c22 * g2) / det3,
-                ]
-            )
-        step = np.clip(step, -3.0, 3.0)
-        centre = centre + step[:, :2]
+            steps = [
+                -((c00 * g0 + c01 * g1 + c02 * g2) / det3),
+                -((c01 * g0 + c11 * g1 + c12 * g2) / det3),
+                -((c02 * g0 + c12 * g1 + c22 * g2) / det3),
+            ]
+        steps = [np.minimum(np.maximum(step, -3.0), 3.0) for step in steps]
+        centre = centre + np.stack(steps[:2], axis=1)
         if not fixed:
-            radius = radius + step[:, 2]
-        if float(np.abs(step).max(initial=0.0)) < 1e-3:
+            radius = radius + steps[2]
+        if all(float(np.abs(step).max(initial=0.0)) < 1e-3 for step in steps):
             break
     off_x = pts_x - centre[:, 0, None]
     off_y = pts_y - centre[:, 1, None]
