@@ -220,9 +220,13 @@ def fit_circles(
     # compute, without their Python wrappers: these fits run on many tiny
     # arrays, where the wrappers cost as much as the arithmetic.
     add = np.add.reduce
+    # The centre as two arrays while iterating: stacking and slicing an
+    # (n, 2) array each step costs more than the step's arithmetic.
+    centre_x = centre[:, 0].copy()
+    centre_y = centre[:, 1].copy()
     for _ in range(iterations):
-        off_x = pts_x - centre[:, 0, None]
-        off_y = pts_y - centre[:, 1, None]
+        off_x = pts_x - centre_x[:, None]
+        off_y = pts_y - centre_y[:, None]
         dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
         resid = dist - radius[:, None]
         taper = np.maximum(1.0 - (resid / cutoff) ** 2, 0.0)
@@ -258,11 +262,13 @@ def fit_circles(
                 -((c02 * g0 + c12 * g1 + c22 * g2) / det3),
             ]
         steps = [np.minimum(np.maximum(step, -3.0), 3.0) for step in steps]
-        centre = centre + np.stack(steps[:2], axis=1)
+        centre_x = centre_x + steps[0]
+        centre_y = centre_y + steps[1]
         if not fixed:
             radius = radius + steps[2]
-        if all(float(np.abs(step).max(initial=0.0)) < 1e-3 for step in steps):
+        if float(np.abs(np.concatenate(steps)).max(initial=0.0)) < 1e-3:
             break
+    centre = np.stack([centre_x, centre_y], axis=1)
     off_x = pts_x - centre[:, 0, None]
     off_y = pts_y - centre[:, 1, None]
     dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
