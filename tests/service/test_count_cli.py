@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
+from rules.board import Board, Colour, Wink, WinkSize, WinkStatus, starting_board
 from service.cli import app
 from service.commands.count import (
     BadFormatError,
@@ -83,22 +83,12 @@ def test_unsure_winks_are_listed_not_hidden() -> None:
 
 
 def _full_board(**statuses: tuple[WinkStatus, bool]) -> Board:
-    """All 24 winks unplayed except those given as ``id=(status, uncertain)``."""
-    winks = []
-    for colour in Colour:
-        for k in range(6):
-            wid = f"{colour.value}-{'L' if k < 2 else 'S'}{k + 1 if k < 2 else k - 1}"
-            status, unsure = statuses.get(wid.replace("-", "_"), (WinkStatus.UNPLAYED, False))
-            winks.append(
-                Wink(
-                    id=wid,
-                    colour=colour,
-                    size=WinkSize.LARGE if k < 2 else WinkSize.SMALL,
-                    status=status,
-                    uncertain=unsure,
-                )
-            )
-    return Board(winks=tuple(winks))
+    """The starting position (rule 5.2) with the winks given as ``id=(status, uncertain)``."""
+    board = starting_board()
+    for key, (status, unsure) in statuses.items():
+        wink = board.wink(key.replace("_", "-"))
+        board = board.with_wink(wink.model_copy(update={"status": status, "uncertain": unsure}))
+    return board
 
 
 FREE, POTTED = (WinkStatus.FREE, False), (WinkStatus.POTTED, False)
