@@ -310,6 +310,23 @@ def format_points(value: Fraction) -> str:
     return f"{whole}{glyph}"
 
 
+#: Each scoresheet glyph written in ASCII ("½" -> " 1/2", the en dash -> "-").
+_ASCII = str.maketrans(
+    {"–": "-", **{glyph: f" {f.numerator}/{f.denominator}" for f, glyph in _VULGAR.items()}}
+)
+
+
+def ascii_notation(text: str) -> str:
+    """Scoresheet text in plain ASCII, for fonts without ``½`` or ``–``.
+
+    Examples
+    --------
+    >>> ascii_notation("5½–1½")
+    '5 1/2-1 1/2'
+    """
+    return text.translate(_ASCII)
+
+
 def notation(score: Mapping[Partnership, Fraction], *, pot_out: bool = False) -> str:
     """The game score as on a scoresheet, the higher side first (F.1, F.3).
 

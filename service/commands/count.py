@@ -30,7 +30,7 @@ from rules.board import (
     WinkStatus,
 )
 from rules.ruleset import get_ruleset
-from rules.scoring import EndedBy, GameFormat, GameScore, format_points
+from rules.scoring import EndedBy, GameFormat, GameScore, ascii_notation, format_points
 from service.outputs import check_output_path, write_image_atomic
 from service.photos import load_photo, naming_photo
 
@@ -294,21 +294,6 @@ def summary_lines(
     return lines
 
 
-#: OpenCV's Hershey fonts draw ASCII only: how to write the scoresheet's signs.
-_ASCII = str.maketrans(
-    {
-        "–": "-",
-        "½": " 1/2",
-        "⅓": " 1/3",
-        "⅔": " 2/3",
-        "¼": " 1/4",
-        "¾": " 3/4",
-        "⅙": " 1/6",
-        "⅚": " 5/6",
-    }
-)
-
-
 def annotate(
     image_bgr: npt.NDArray[np.uint8], analysis: Any, summary: Sequence[str] = ()
 ) -> npt.NDArray[np.uint8]:
@@ -350,7 +335,8 @@ def annotate(
             lines.append((f"- {wink.id} {wink.status.value} (not seen)", (90, 90, 90)))
     if summary:
         lines.append(("", (0, 0, 0)))
-        lines.extend((text.translate(_ASCII), (0, 0, 0)) for text in summary)
+        # OpenCV's Hershey fonts draw ASCII only.
+        lines.extend((ascii_notation(text), (0, 0, 0)) for text in summary)
     row_h = 20
     panel = np.full((max(photo.shape[0], row_h * (len(lines) + 2)), 380, 3), 255, np.uint8)
     cv2.putText(panel, "counted as", (10, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 1)

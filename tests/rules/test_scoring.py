@@ -223,3 +223,11 @@ def test_share_rank_points_matches_f1() -> None:
         R: Fraction(3, 2),
         Y: 0,
     }
+
+
+def test_ascii_notation_writes_the_score_in_letters_any_font_can_draw() -> None:
+    from rules.scoring import ascii_notation
+
+    # OpenCV's Hershey fonts have no ½ or en dash: they would come out as "?".
+    assert ascii_notation("5½–1½") == "5 1/2-1 1/2"
+    assert ascii_notation("4⅔–2⅓").isascii()

@@ -242,11 +242,3 @@ def test_the_annotated_summary_gives_each_colour_its_tiddlies_range_and_the_scor
     ]
     assert lines[4] == "score 5½–1½"
     assert lines[5] == "score depends on the ? winks"
-
-
-def test_the_annotated_panel_writes_the_score_in_letters_opencv_can_draw() -> None:
-    from service.commands.count import _ASCII
-
-    # Hershey fonts have no ½ or en dash: they would come out as "?".
-    assert "5½–1½".translate(_ASCII) == "5 1/2-1 1/2"
-    assert "4⅔–2⅓".translate(_ASCII).isascii()
