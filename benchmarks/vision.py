@@ -119,14 +119,17 @@ def _visible_rim_fraction(scene: Scene, wink_id: str) -> float:
 HIDDEN_LIMIT = 0.75
 
 
-def is_seeable(scene: Scene, w: GtWink) -> bool:
+def is_seeable(scene: Scene, w: GtWink, rim_visible: float | None = None) -> bool:
     """Whether a wink on the mat shows enough of itself to be found at all.
 
     Not when its rim is mostly covered by winks above it (less than a
     quarter visible, as for the ground-truth-derived detections) or when the
     pot hides more than :data:`HIDDEN_LIMIT` of it from this camera.
+    ``rim_visible`` is :func:`_visible_rim_fraction` when already known.
     """
-    if _visible_rim_fraction(scene, w.id) < 1 - HIDDEN_LIMIT:
+    if rim_visible is None:
+        rim_visible = _visible_rim_fraction(scene, w.id)
+    if rim_visible < 1 - HIDDEN_LIMIT:
         return False
     hidden = pot_hidden_fraction(
         scene.camera,
@@ -168,7 +171,7 @@ def detections_from_ground_truth(
             visible = 1.0
         else:
             visible = _visible_rim_fraction(scene, w.id)
-            if visible < 0.25 or not is_seeable(scene, w):
+            if not is_seeable(scene, w, visible):
                 continue
         sigma = centre_sigma_mm / math.sqrt(max(visible, 0.25))
         mm_per_px = cam.mm_per_px_at(top)
