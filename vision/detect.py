@@ -1530,12 +1530,18 @@ def detect_winks(
         for i in split
         for side in (-1.0, 1.0)
     ]
-    if axis_seeds:
-        more_fits, more_plane, _, _, more_outside = first_pass(axis_seeds, bias)
-        seeds = seeds + axis_seeds
+
+    def add_seeds(new: list[_Seed]) -> None:
+        """Fit ``new`` seeds (with the frame's radius bias) and add them to the rest."""
+        nonlocal seeds, fits, plane_z, outside
+        more_fits, more_plane, _, _, more_outside = first_pass(new, bias)
+        seeds = seeds + new
         fits = _concat_fits(fits, more_fits)
         plane_z = np.concatenate([plane_z, more_plane])
         outside = np.concatenate([outside, more_outside])
+
+    if axis_seeds:
+        add_seeds(axis_seeds)
     # Wink colour the fits leave unexplained is another wink: one of the
     # same colour lying on or under a found one merges into its blob.
     covered = mask.copy()
@@ -1547,11 +1553,7 @@ def detect_winks(
     # over them: the same rays would give the same failed fit.
     extra = _untried(_seeds_from_mask(view, covered, label, felt), seeds)
     if extra:
-        extra_fits, extra_plane, _, _, extra_outside = first_pass(extra, bias)
-        seeds = seeds + extra
-        fits = _concat_fits(fits, extra_fits)
-        plane_z = np.concatenate([plane_z, extra_plane])
-        outside = np.concatenate([outside, extra_outside])
+        add_seeds(extra)
     # Second pass, only for the winks found, with rays from the fitted
     # centre so that they cross the rim square-on.
     keep = np.flatnonzero(fits.ok & ~_arc_inside_same_colour(fits, seeds))
