@@ -6,8 +6,10 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration.camera import CameraModel
 from calibration.fit import (
     MAT_CORNERS_MM,
+    CameraFit,
     Observations,
     baseline_segment_mm,
     edge_lines,
@@ -129,18 +131,31 @@ def test_side_face_shift_is_the_mat_thickness_seen_from_the_camera(
     np.testing.assert_allclose(side_face_shift_mm(cam), expected_mm, atol=1e-6)
 
 
+def _with_points_moved(
+    truth: CameraModel, obs: Observations, which: np.ndarray, shift_mm: np.ndarray
+) -> Observations:
+    """``obs`` with the points ``which`` seen ``shift_mm`` (mat plane, (k, 2) or (2,)) away."""
+    image_xy = obs.image_xy_px.copy()
+    image_xy[which] = truth.mat_to_image(truth.image_to_mat(obs.image_xy_px[which]) + shift_mm)
+    return Observations(image_xy, obs.line_normal, obs.line_offset_mm, obs.kind, obs.edge_index)
+
+
+def _fit_from_rough_corners(
+    truth: CameraModel, obs: Observations, **options: bool
+) -> tuple[CameraFit, np.ndarray]:
+    """Fit from corners 1.5 px off; the result and its mapping error over the mat grid, mm."""
+    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
+    fit = fit_camera(start, obs, fit_edge_offsets=True, **options)
+    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    return fit, err
+
+
 def test_fit_absorbs_a_near_edge_seen_at_its_side_face_foot() -> None:
     truth = look_at_camera((1920, 1080), (-2100.0, -300.0, 2000.0), k1=-0.05)
     obs = _exact_observations(truth)
     # The x- edge (index 3) is seen 3.5 mm outside, where its side face meets the table.
-    on_x_minus = obs.edge_index == 3
-    moved_mm = truth.image_to_mat(obs.image_xy_px[on_x_minus]) - [3.5, 0.0]
-    image_xy = obs.image_xy_px.copy()
-    image_xy[on_x_minus] = truth.mat_to_image(moved_mm)
-    obs = Observations(image_xy, obs.line_normal, obs.line_offset_mm, obs.kind, obs.edge_index)
-    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
-    fit = fit_camera(start, obs, fit_edge_offsets=True)
-    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    obs = _with_points_moved(truth, obs, obs.edge_index == 3, np.array([-3.5, 0.0]))
+    fit, err = _fit_from_rough_corners(truth, obs)
     # The widened prior still pulls a little; a flat 1.5 mm prior gave 0.63 mm here.
     assert err.max() < 0.2
     np.testing.assert_allclose(fit.edge_offsets_mm, [0.0, 0.0, 0.0, 3.5], atol=0.2)
@@ -155,12 +170,8 @@ def test_an_edge_seen_unevenly_along_its_length_does_not_drag_the_mapping() -> N
     on_y_plus = obs.edge_index == 2
     mat_xy = truth.image_to_mat(obs.image_xy_px[on_y_plus])
     out_mm = 2.5 + 1.5 * mat_xy[:, 0] / 914.4 + rng.normal(0.0, 1.0, len(mat_xy))
-    image_xy = obs.image_xy_px.copy()
-    image_xy[on_y_plus] = truth.mat_to_image(mat_xy + out_mm[:, None] * [0.0, 1.0])
-    obs = Observations(image_xy, obs.line_normal, obs.line_offset_mm, obs.kind, obs.edge_index)
-    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
-    fit = fit_camera(start, obs, fit_edge_offsets=True)
-    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    obs = _with_points_moved(truth, obs, on_y_plus, out_mm[:, None] * [0.0, 1.0])
+    _, err = _fit_from_rough_corners(truth, obs)
     # Weighting every line alike gave 2.5 mm here.
     assert err.max() < 0.5
 
@@ -170,14 +181,8 @@ def test_with_two_baselines_only_edges_showing_their_side_face_may_move() -> Non
     obs = _exact_observations(truth)
     # Only the two baselines at the near (x-) end were seen.
     obs = obs.subset((obs.kind == 0) | (obs.line_normal[:, 0] < 0))
-    on_x_minus = obs.edge_index == 3
-    moved_mm = truth.image_to_mat(obs.image_xy_px[on_x_minus]) - [3.5, 0.0]
-    image_xy = obs.image_xy_px.copy()
-    image_xy[on_x_minus] = truth.mat_to_image(moved_mm)
-    obs = Observations(image_xy, obs.line_normal, obs.line_offset_mm, obs.kind, obs.edge_index)
-    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.5, (1920, 1080))
-    fit = fit_camera(start, obs, fit_edge_offsets=True, side_faces_only=True)
-    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    obs = _with_points_moved(truth, obs, obs.edge_index == 3, np.array([-3.5, 0.0]))
+    fit, err = _fit_from_rough_corners(truth, obs, side_faces_only=True)
     assert err.max() < 0.2
     # The three edges whose side faces are hidden stay where the mat ends.
     np.testing.assert_array_equal(fit.edge_offsets_mm[:3], 0.0)
