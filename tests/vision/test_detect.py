@@ -22,6 +22,7 @@ from vision.detect import (
     _fit_rims,
     _free_fits,
     _Rims,
+    _within_reach,
     detect_winks,
     estimate_radius_bias,
 )
@@ -487,6 +488,28 @@ def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
     np.testing.assert_array_equal(got_rows, rows)
     np.testing.assert_array_equal(got_cols, cols)
     np.testing.assert_array_equal(got_score, score[rows, cols])
+
+
+@pytest.mark.parametrize(
+    "blobs",
+    [
+        [((40, 30), 3)],  # one small core near the top-left edge
+        [((150, 100), 5), ((20, 180), 2)],  # two cores far apart
+        [((199, 5), 4)],  # a core cut by the image's right edge
+    ],
+)
+def test_reach_around_a_core_matches_the_whole_image_transform(blobs) -> None:
+    # The whole-image distance transform is the known answer.
+    core = np.zeros((190, 200), np.uint8)
+    for centre, radius in blobs:
+        cv2.circle(core, centre, radius, 1, -1)
+    reach_px = 17.5
+    whole = cv2.distanceTransform(1 - core, cv2.DIST_L2, 3) <= reach_px
+    np.testing.assert_array_equal(_within_reach(core, reach_px), whole)
+
+
+def test_reach_of_an_empty_core_is_nowhere() -> None:
+    assert not _within_reach(np.zeros((20, 30), np.uint8), 5.0).any()
 
 
 # Against a white pot (rule 2.4) at the mat's centre, seen from the camera
