@@ -40,12 +40,16 @@ from vision.squop import (
 from vision.status import (
     BEHIND_POT_HIDDEN_FRACTION,
     DEFAULT_CORNERS_MM,
+    POT_FIT_MARGIN_MM,
+    POT_STACK_MAX_Z_MM,
     SMALL_WINK_RADIUS_MM,
     beyond_mat_edge_mm,
     hidden_behind_pot_fraction,
     infer_potted,
+    lies_in_pot,
     own_unplayed_triangle,
     pot_colours_seen,
+    pot_fit_height_mm,
     pot_opening_distance_mm,
     tiddlies_of,
 )
@@ -242,7 +246,11 @@ def assemble_board(
     rim_distance = (
         pot_opening_distance_mm(camera, dets.image_xy_px, pot_centre_mm) if n else np.zeros(0)
     )
-    potted = rim_distance < POT_TOP_DIAMETER_MM / 2
+    # Seen through the opening and fitting inside the pot at a plausible
+    # stack height; a wink against the pot's far side can show its centre
+    # through the opening too, but would fit only high up, if at all.
+    fit_z = pot_fit_height_mm(camera, dets.image_xy_px, radius, pot_centre_mm)
+    potted = lies_in_pot(camera, dets.image_xy_px, radius, pot_centre_mm)
     squops = analyse_squops(
         # Every field passes through; only the size classes may have been relabelled.
         replace(dets, size=sizes),
@@ -303,6 +311,14 @@ def assemble_board(
         if abs(rim_distance[i] - POT_TOP_DIAMETER_MM / 2) < k_sigma * sigma[i]:
             uncertain[i] = True
             reasons[i].append("seen at the pot's rim: potted or not is a close call")
+        if rim_distance[i] < POT_TOP_DIAMETER_MM / 2 and (
+            abs(fit_z[i] - POT_STACK_MAX_Z_MM) < POT_FIT_MARGIN_MM
+        ):
+            uncertain[i] = True
+            reasons[i].append(
+                f"seen through the pot's opening but would fit inside only {fit_z[i]:.0f} mm "
+                "up: potted or lying against the pot is a close call"
+            )
 
     ids = _assign_ids(
         list(dets.colour), list(sizes), mat_xy, [_STATUS_RANK[s] for s in status], previous

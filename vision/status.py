@@ -229,6 +229,95 @@ def in_pot(
     return pot_opening_distance_mm(camera, image_xy_px, pot_centre_mm) < POT_TOP_DIAMETER_MM / 2
 
 
+#: Floor of the pot's inside, a little above the mat (mm), and its radius there.
+POT_FLOOR_Z_MM = 3.0
+POT_FLOOR_RADIUS_MM = 17.0
+#: The pot's wall: the opening's inner radius at the rim, mm.
+POT_OPENING_RADIUS_MM = POT_TOP_DIAMETER_MM / 2 - 2.0
+#: Highest a potted wink's top face can plausibly lie in the pot, mm: about a
+#: dozen winks stacked on its floor (3 mm up). A wink beside the pot whose
+#: centre is seen through the opening (the rim hides it from a tilted camera)
+#: would have to lie higher than this to fit inside.
+POT_STACK_MAX_Z_MM = 20.0
+#: Share of a wink's radius that must fit inside the pot's wall round its
+#: centre: a potted wink may be tilted or lean up the wall, so not all of it.
+POT_FIT_RADIUS_SHARE = 0.5
+#: A wink seen on the mat closer to the pot than touching its base by more
+#: than this (mm, several times a centre's error) cannot be lying on the mat.
+POT_BASE_CLEARANCE_MM = 3.0
+#: A fit height within this of :data:`POT_STACK_MAX_Z_MM` is a close call.
+POT_FIT_MARGIN_MM = 8.0
+
+
+def pot_fit_height_mm(
+    camera: CameraModel,
+    image_xy_px: npt.ArrayLike,
+    radius_mm: npt.ArrayLike,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> FloatArray:
+    """Lowest height at which a wink seen at each image point would fit inside the pot, mm.
+
+    Along the line of sight through the image point, the wink's centre must
+    lie inside the pot's inner wall with :data:`POT_FIT_RADIUS_SHARE` of its
+    radius to spare. A potted wink fits at its own height (3 mm up on the
+    floor, a little more when stacked); a wink on the mat against the pot's
+    far side, whose centre the camera sees through the opening, fits only
+    high up, if at all.
+
+    Parameters
+    ----------
+    camera : CameraModel
+    image_xy_px : (N, 2) array_like
+    radius_mm : float or (N,) array_like
+    pot_centre_mm : (2,) array_like
+
+    Returns
+    -------
+    (N,) ndarray
+        Between the floor (3 mm) and the rim (38 mm); ``inf`` where it fits nowhere.
+    """
+    pts = np.atleast_2d(np.asarray(image_xy_px, dtype=float)).reshape(-1, 2)
+    radius = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(pts),))
+    centre = np.asarray(pot_centre_mm, dtype=float)
+    if len(pts) == 0:
+        return np.zeros(0)
+    # The line of sight is straight: its plan position is linear in height.
+    low = camera.image_to_mat(pts, POT_FLOOR_Z_MM) - centre
+    high = camera.image_to_mat(pts, POT_HEIGHT_MM) - centre
+    heights = np.arange(POT_FLOOR_Z_MM, POT_HEIGHT_MM + 1e-9, 0.5)
+    share = (heights - POT_FLOOR_Z_MM) / (POT_HEIGHT_MM - POT_FLOOR_Z_MM)
+    xy = low[:, None, :] + (high - low)[:, None, :] * share[None, :, None]
+    wall = POT_FLOOR_RADIUS_MM + (POT_OPENING_RADIUS_MM - POT_FLOOR_RADIUS_MM) * share
+    fits = np.hypot(xy[..., 0], xy[..., 1]) + POT_FIT_RADIUS_SHARE * radius[:, None] <= wall
+    first = np.argmax(fits, axis=1)
+    return np.where(fits.any(axis=1), heights[first], np.inf)
+
+
+def lies_in_pot(
+    camera: CameraModel,
+    image_xy_px: npt.ArrayLike,
+    radius_mm: npt.ArrayLike,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> npt.NDArray[np.bool_]:
+    """Whether each wink seen at an image point is in the pot (rule 8.1).
+
+    Seen through the opening (:func:`in_pot`) is not enough: from a tilted
+    camera the centre of a wink lying against the pot's far side can be seen
+    through the opening too (the wall hides the wink's near part). A potted
+    wink must also fit inside the pot no higher than a plausible stack
+    (:func:`pot_fit_height_mm`, :data:`POT_STACK_MAX_Z_MM`), or else be seen
+    where a wink flat on the mat would cut into the pot's base (then it can
+    only be in the pot or on its rim).
+    """
+    pts = np.atleast_2d(np.asarray(image_xy_px, dtype=float)).reshape(-1, 2)
+    radius = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(pts),))
+    opening = in_pot(camera, pts, pot_centre_mm)
+    fit = pot_fit_height_mm(camera, pts, radius, pot_centre_mm)
+    on_mat = camera.image_to_mat(pts, WINK_THICKNESS_MM) - np.asarray(pot_centre_mm, float)
+    into_base = np.hypot(*on_mat.T) < POT_BASE_DIAMETER_MM / 2 + radius - POT_BASE_CLEARANCE_MM
+    return np.asarray(opening & ((fit <= POT_STACK_MAX_Z_MM) | into_base), dtype=bool)
+
+
 def own_unplayed_triangle(
     mat_xy_mm: npt.ArrayLike,
     colours: Sequence[Colour],
@@ -360,11 +449,6 @@ def tiddlies_of(board: Board) -> dict[Colour, int]:
 #: has found winks up to 72 % hidden on the benchmark scenes, none beyond.
 BEHIND_POT_HIDDEN_FRACTION = 0.75
 
-#: Floor of the pot's inside, a little above the mat (mm), and its radius there.
-POT_FLOOR_Z_MM = 3.0
-POT_FLOOR_RADIUS_MM = 17.0
-#: The pot's wall: the opening's inner radius at the rim, mm.
-POT_OPENING_RADIUS_MM = POT_TOP_DIAMETER_MM / 2 - 2.0
 #: Colour distance (Lab units, lightness counted half) within which a pixel in
 #: the pot's opening counts as a wink colour.
 POT_COLOUR_DISTANCE = 22.0

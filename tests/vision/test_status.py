@@ -16,7 +16,9 @@ from vision.status import (
     hidden_behind_pot_fraction,
     in_pot,
     infer_potted,
+    lies_in_pot,
     own_unplayed_triangle,
+    pot_fit_height_mm,
     pot_hidden_fraction,
     tiddlies_of,
 )
@@ -77,6 +79,49 @@ def test_pot_opening_tells_potted_from_beside_the_pot(tilt_deg: float) -> None:
     beside = camera.mat_to_image(np.array([[0.0, -27.5, 1.5], [27.5, 0.0, 1.5]]))
     assert in_pot(camera, inside).tolist() == [True, True]
     assert in_pot(camera, beside).tolist() == [False, False]
+
+
+@pytest.mark.parametrize(
+    "tilt_deg",
+    [
+        10.0,  # a webcam a little off the vertical
+        20.0,  # the steepest overhead view
+    ],
+)
+def test_a_wink_against_the_pot_seen_through_its_opening_is_not_potted(tilt_deg: float) -> None:
+    # The camera stands on the -y side: a small wink touching the pot's base
+    # on the far side (centre 19 + 8 mm out) shows its centre through the
+    # opening, because the wall hides its near half.
+    camera = overhead_camera(tilt_deg=tilt_deg)
+    beside = camera.mat_to_image(np.array([[0.0, 27.0, 1.5]]))
+    assert in_pot(camera, beside).tolist() == [True]
+    assert lies_in_pot(camera, beside, 8.0).tolist() == [False]
+
+
+@pytest.mark.parametrize(
+    "tilt_deg",
+    [
+        0.0,  # straight down
+        20.0,  # tilted overhead
+        40.0,  # oblique
+    ],
+)
+def test_winks_lying_in_the_pot_are_potted(tilt_deg: float) -> None:
+    camera = overhead_camera(tilt_deg=tilt_deg)
+    # Small winks on the pot's floor (top face 4 mm up) towards its far
+    # side, where even the oblique camera sees them, and one on a stack 12 mm up.
+    inside = camera.mat_to_image(np.array([[0.0, 8.0, 4.0], [-5.0, 8.0, 4.0], [0.0, 5.0, 12.0]]))
+    assert lies_in_pot(camera, inside, 8.0).tolist() == [True, True, True]
+
+
+def test_a_wink_fits_in_the_pot_at_the_height_it_lies() -> None:
+    # Straight down the pot's axis a wink fits at the floor; a point seen
+    # far outside the pot fits nowhere.
+    camera = overhead_camera()
+    points = camera.mat_to_image(np.array([[0.0, 0.0, 4.0], [100.0, 0.0, 1.5]]))
+    got = pot_fit_height_mm(camera, points, 8.0)
+    assert got[0] == pytest.approx(3.0)
+    assert np.isinf(got[1])
 
 
 @pytest.mark.parametrize(
