@@ -12,6 +12,7 @@ from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize
 from vision.squop import (
+    COLOUR_DECISIVE,
     K_SIGMA,
     _ellipses_through,
     _image_rims_px,
@@ -222,11 +223,77 @@ def test_upper_wink_is_found_despite_realistic_detection_errors(
     dets = detections_for(camera, [lower, upper], noise_mm=noise_mm)
     dets = dataclasses.replace(dets, size=np.array([lower_size_seen, WinkSize.SMALL], dtype=object))
     analysis = analyse_squops(dets, camera, image)
-    score, llr = _evidence_for_true_upper(analysis, upper=1, lower=0)
-    assert llr is not None and llr > 0
+    score, _ = _evidence_for_true_upper(analysis, upper=1, lower=0)
     assert score > 0
     (call,) = analysis.calls
     assert (call.upper, call.lower) == (1, 0)
+    # The layering fit on its own (analyse_squops skips it when the lens
+    # colour is decisive, as here) also finds the upper wink.
+    assert _layering_llr(camera, image, dets, upper=1, lower=0) > 0
+
+
+def _layering_llr(camera, image, dets, *, upper: int, lower: int) -> float:  # type: ignore[no-untyped-def]
+    """The layering fit's log-likelihood ratio for ``upper`` over ``lower``, from detections."""
+    flat_z = np.full(len(dets), 1.5)
+    plan = camera.image_to_mat(dets.image_xy_px, flat_z)
+    radius = np.array([s.diameter_mm / 2 for s in dets.size])
+    rims = _image_rims_px(camera, plan, radius, flat_z)
+    centres, invs = _ellipses_through(rims)
+    roi = _pair_roi(image, rims[upper], rims[lower], ())
+    assert roi is not None
+    lab, offset, _, clear = roi
+    pixels = _pair_pixels(
+        lab,
+        offset,
+        clear.astype(bool),
+        (centres[upper], invs[upper]),
+        (centres[lower], invs[lower]),
+        _scale_range(radius[upper]),
+        _scale_range(radius[lower]),
+    )
+    assert pixels is not None
+    return float(layering_log_likelihood_ratios([pixels])[0])
+
+
+def test_a_decisive_lens_colour_settles_the_pair_without_the_layering_fit() -> None:
+    camera = overhead_camera()
+    winks = [
+        SceneWink(Colour.BLUE, WinkSize.LARGE, 100.0, 50.0, 1.5),
+        SceneWink(Colour.YELLOW, WinkSize.SMALL, 114.0, 50.0, 3.0),  # yellow on blue, 5 mm
+    ]
+    analysis = analyse_squops(detections_for(camera, winks), camera, render(camera, winks))
+    (evidence,) = analysis.evidence.values()
+    assert evidence.colour_score is not None and abs(evidence.colour_score) >= COLOUR_DECISIVE
+    assert evidence.model_llr is None
+    (call,) = analysis.calls
+    assert (call.upper, call.lower) == (1, 0) and call.squop and not call.uncertain
+
+
+@pytest.mark.parametrize(
+    ("lower_size", "upper_size", "offset_mm"),
+    [
+        (WinkSize.LARGE, WinkSize.SMALL, 14.0),  # small on large, 5 mm overlap
+        (WinkSize.SMALL, WinkSize.SMALL, 11.0),  # two small, 5 mm overlap
+        (WinkSize.LARGE, WinkSize.LARGE, 15.0),  # two large, 7 mm overlap
+    ],
+)
+@pytest.mark.parametrize("upper_first", [False, True])
+def test_one_colour_upper_wink_is_guessed_from_its_unbroken_rim_but_left_uncertain(
+    lower_size: WinkSize, upper_size: WinkSize, offset_mm: float, upper_first: bool
+) -> None:
+    # The render draws each wink's rim as a dark ring: only the upper one's
+    # ring runs across the other wink's face.
+    camera = overhead_camera()
+    lower = SceneWink(Colour.GREEN, lower_size, 100.0, 50.0, 1.5)
+    upper = SceneWink(Colour.GREEN, upper_size, 100.0 + offset_mm, 50.0, 3.0)
+    winks = [upper, lower] if upper_first else [lower, upper]
+    up_index = 0 if upper_first else 1
+    analysis = analyse_squops(detections_for(camera, winks), camera, render(camera, winks))
+    (call,) = analysis.calls
+    (evidence,) = analysis.evidence.values()
+    assert evidence.arc_score is not None
+    assert call.squop and call.upper == up_index
+    assert call.uncertain  # one colour: for the umpire to confirm
 
 
 def test_layering_fits_in_one_batch_match_fits_one_pair_at_a_time() -> None:
