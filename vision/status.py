@@ -305,17 +305,23 @@ def lies_in_pot(
     camera the centre of a wink lying against the pot's far side can be seen
     through the opening too (the wall hides the wink's near part). A potted
     wink must also fit inside the pot no higher than a plausible stack
-    (:func:`pot_fit_height_mm`, :data:`POT_STACK_MAX_Z_MM`), or else be seen
-    where a wink flat on the mat would cut into the pot's base (then it can
-    only be in the pot or on its rim).
+    (:func:`pot_fit_height_mm`, :data:`POT_STACK_MAX_Z_MM`), or else rest on
+    the pot's rim, which rule 8.1.2 counts as potted: its centre seen over the
+    rim (within half its radius of the rim's edge) where a wink flat on the
+    mat would cut into the pot's base.
     """
     pts = np.atleast_2d(np.asarray(image_xy_px, dtype=float)).reshape(-1, 2)
     radius = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(pts),))
-    opening = in_pot(camera, pts, pot_centre_mm)
+    rim_distance = pot_opening_distance_mm(camera, pts, pot_centre_mm)
+    opening = rim_distance < POT_TOP_DIAMETER_MM / 2
     fit = pot_fit_height_mm(camera, pts, radius, pot_centre_mm)
     on_mat = camera.image_to_mat(pts, WINK_THICKNESS_MM) - np.asarray(pot_centre_mm, float)
     into_base = np.hypot(*on_mat.T) < POT_BASE_DIAMETER_MM / 2 + radius - POT_BASE_CLEARANCE_MM
-    return np.asarray(opening & ((fit <= POT_STACK_MAX_Z_MM) | into_base), dtype=bool)
+    # A centre seen deep inside the opening cannot be a wink on the rim: if it
+    # does not fit inside either, it is a wink behind the pot fitted from the
+    # sliver in view.
+    on_rim = into_base & (rim_distance > POT_TOP_DIAMETER_MM / 2 - radius / 2)
+    return np.asarray(opening & ((fit <= POT_STACK_MAX_Z_MM) | on_rim), dtype=bool)
 
 
 def own_unplayed_triangle(

@@ -114,6 +114,18 @@ def test_winks_lying_in_the_pot_are_potted(tilt_deg: float) -> None:
     assert lies_in_pot(camera, inside, 8.0).tolist() == [True, True, True]
 
 
+def test_a_wink_resting_on_the_pots_rim_is_potted_but_one_seen_deep_in_the_opening_is_not() -> None:
+    # Rule 8.1.2: a wink on the rim counts as potted. Straight down, a small
+    # wink lying across the rim (centre 23 mm out, 38 mm up) fits inside
+    # nowhere but could not lie on the mat there either. A large wink behind
+    # the pot fitted from a sliver, its centre guessed too close to the pot
+    # (23 mm out, so that it would cut into the base) and seen deep inside
+    # the opening, neither fits inside nor rests on the rim.
+    camera = overhead_camera(tilt_deg=12.0)
+    points = camera.mat_to_image(np.array([[0.0, -23.0, 39.0], [0.0, 23.0, 1.5]]))
+    assert lies_in_pot(camera, points, [8.0, 11.0]).tolist() == [True, False]
+
+
 def test_a_wink_fits_in_the_pot_at_the_height_it_lies() -> None:
     # Straight down the pot's axis a wink fits at the floor; a point seen
     # far outside the pot fits nowhere.
