@@ -1324,7 +1324,19 @@ def estimate_radius_bias(radii_mm: npt.ArrayLike) -> float:
     )
     # Robust: cap each wink's cost so a squidger or a bad fit cannot pull.
     cost = np.minimum(resid, 1.0).sum(axis=1)
+    # The sizes are 3 mm apart, so a frame whose clear rims are mostly of one
+    # size, or whose colours measure a little differently (a green wink on
+    # green felt shows its dark bevel as its own shade), can fit about as
+    # well with a bias a millimetre or more away; the wrong one loses the
+    # other size's winks. Blur moves rims by a fraction of a millimetre, so
+    # the smaller bias wins unless the rims clearly say otherwise.
+    cost = cost + RADIUS_BIAS_PRIOR_PER_MM * np.abs(candidates)
     return float(candidates[int(np.argmin(cost))])
+
+
+#: The radius bias's prior cost per mm away from none, in winks' worth of
+#: misfit (see :func:`estimate_radius_bias`).
+RADIUS_BIAS_PRIOR_PER_MM = 0.5
 
 
 def _arc_starts(
