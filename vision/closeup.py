@@ -97,6 +97,17 @@ class ImageEllipse:
         local_r = np.hypot(a * cos_t, b * sin_t)
         return np.asarray((rho - 1.0) * local_r)
 
+    def outward_normals(self, image_xy_px: npt.ArrayLike) -> FloatArray:
+        """(n, 2) unit normals, pointing outwards, of the ellipse's level curves at points."""
+        pts = np.asarray(image_xy_px, dtype=np.float64).reshape(-1, 2)
+        a, b = self.semi_axes_px
+        c, s = math.cos(self.angle_rad), math.sin(self.angle_rad)
+        d = pts - np.asarray(self.centre_xy_px)
+        x, y = d[:, 0] * c + d[:, 1] * s, -d[:, 0] * s + d[:, 1] * c
+        nx, ny = x / (a * a), y / (b * b)
+        norm = np.maximum(np.hypot(nx, ny), 1e-12)
+        return np.column_stack([(nx * c - ny * s) / norm, (nx * s + ny * c) / norm])
+
 
 def ellipse_points(ellipse: ImageEllipse, t: FloatArray) -> FloatArray:
     """Points at parameter angles ``t`` (radians) on the ellipse, (n, 2) pixels."""
@@ -587,14 +598,7 @@ def _to_true_edge(
     """
     if len(rim_px) == 0:
         return rim_px
-    a, b = ellipse.semi_axes_px
-    c, s = math.cos(ellipse.angle_rad), math.sin(ellipse.angle_rad)
-    d = rim_px - np.asarray(ellipse.centre_xy_px)
-    x, y = d[:, 0] * c + d[:, 1] * s, -d[:, 0] * s + d[:, 1] * c
-    # Outward normal of the ellipse at each point's angle, image frame.
-    nx, ny = x / (a * a), y / (b * b)
-    norm = np.maximum(np.hypot(nx, ny), 1e-12)
-    normal = np.column_stack([(nx * c - ny * s) / norm, (nx * s + ny * c) / norm])
+    normal = ellipse.outward_normals(rim_px)
     steps = np.arange(-6.0, 6.01, 0.5)
     xs = (rim_px[:, 0:1] + normal[:, 0:1] * steps[None, :]).astype(np.float32)
     ys = (rim_px[:, 1:2] + normal[:, 1:2] * steps[None, :]).astype(np.float32)

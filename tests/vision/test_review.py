@@ -21,8 +21,10 @@ from vision.closeup_geometry import PinholeIntrinsics, estimate_plane
 from vision.review import (
     NoCandidatePairError,
     PairNotFoundError,
+    _lab_near,
     combine,
     decide,
+    occluder,
     review_photo,
 )
 
@@ -183,6 +185,27 @@ def test_rim_lies_on_the_true_outline_of_a_blurred_wink():
         -cv2.pointPolygonTest(outline, (float(x), float(y)), True) for x, y in wink.rim_image_px
     ]
     assert abs(float(np.median(outside_px))) < 0.4
+
+
+@pytest.mark.parametrize(
+    ("tilt_deg", "side"),
+    [
+        (20.0, 1.0),  # the raised small wink to the right, 20 degrees from vertical
+        (20.0, -1.0),  # to the left
+        (35.0, 1.0),  # to the right, steeper view
+        (35.0, -1.0),  # to the left, steeper view
+    ],
+)
+def test_the_upper_of_two_same_colour_winks_shows_by_its_outline_across_the_other(tilt_deg, side):
+    # 0.5 mm of overlap is a few pixels: no rim point lies inside the other
+    # wink, only the colour step along the upper wink's outline tells.
+    image = render(
+        [(0.0, 0.0, 0.0, 22.0, BLUE), (side * 18.5, 0.0, THICKNESS_MM, 16.0, BLUE)],
+        tilt_deg=tilt_deg,
+    )
+    large, small = sorted(find_closeup_winks(image), key=lambda w: -w.ellipse.semi_axes_px[0])
+    assert occluder(small, large) is None
+    assert occluder(small, large, _lab_near(image, small, large)) is small
 
 
 def test_rectification_recovers_the_tilt_of_the_plane():
