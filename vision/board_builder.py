@@ -386,10 +386,15 @@ def assemble_board(
     # it (and none was detected there), the pot is empty: winks not seen
     # anywhere are then not potted (hidden under others, or missed).
     pot_empty = False
-    if image_bgr is not None and not potted.any():
+    pot_seen: dict[Colour, bool] | None = None
+    any_missing = any(
+        sum(1 for i in range(n) if dets.colour[i] is c and ids[i]) < WINKS_PER_COLOUR
+        for c in Colour
+    )
+    if image_bgr is not None and any_missing:
         refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour)) if n else {}
         pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
-        pot_empty = pot_seen is not None and not any(pot_seen.values())
+        pot_empty = pot_seen is not None and not potted.any() and not any(pot_seen.values())
     # A wink lying against the pot's far side can be hidden by the pot itself
     # (when the pot is out of view, so is the mat around it, and the
     # out-of-view note covers the missing winks).
@@ -423,6 +428,16 @@ def assemble_board(
         if not inference.inferred:
             continue
         notes.append(inference.note)
+        # The pot's opening can show that a colour is in the pot, not how many
+        # winks of it: one inferred wink is borne out when its colour shows
+        # there and none was seen in the pot; any others might as well be
+        # winks missed on the mat, so they are listed as unsure.
+        borne_out = int(bool(pot_seen and pot_seen[colour]) and in_pot_seen == 0)
+        unconfirmed = (
+            f"{colour.value}: a potted wink inferred but not seen in the pot (it shows "
+            f"{'no' if not (pot_seen and pot_seen[colour]) else 'only one'} {colour.value} "
+            "wink there): it may be a wink missed on the mat; check by eye"
+        )
         taken = {w.id for w in winks}
         for size, count, letter, limit in (
             (WinkSize.LARGE, inference.large_inferred, "L", LARGE_WINKS_PER_COLOUR),
@@ -431,6 +446,11 @@ def assemble_board(
             spare = [f"{colour.value}-{letter}{k}" for k in range(1, limit + 1)]
             spare = [s for s in spare if s not in taken]
             for wid in spare[:count]:
+                review = (inference.note,) if hidden_area or behind_pot else ()
+                if borne_out:
+                    borne_out -= 1
+                else:
+                    review = (*review, unconfirmed)
                 winks.append(
                     Wink(
                         id=wid,
@@ -438,10 +458,10 @@ def assemble_board(
                         size=size,
                         status=WinkStatus.POTTED,
                         confidence=None,
-                        uncertain=hidden_area or behind_pot,
+                        uncertain=bool(review),
                         diameter_mm=size.diameter_mm,
                         inferred=True,
-                        review=(inference.note,) if hidden_area or behind_pot else (),
+                        review=review,
                     )
                 )
     winks.sort(key=lambda w: (w.colour.turn_index, w.size is WinkSize.SMALL, w.id))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from squop_scenes import overhead_camera
+from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
+from vision.pipeline import analyze_frame
 from vision.status import (
     CLOCKWISE_CORNERS_MM,
     DEFAULT_CORNERS_MM,
@@ -259,3 +260,25 @@ def test_what_the_pot_hides_depends_on_which_side_the_wink_lies(
     # This camera stands on the -y side, looking down at 40 degrees.
     camera = overhead_camera(tilt_deg=40.0)
     assert pot_hidden_fraction(camera, mat_xy_mm, 8.0) == pytest.approx(hidden, abs=0.01)
+
+
+def test_inferred_potted_winks_the_pot_does_not_show_are_listed_as_unsure() -> None:
+    # One red wink shows in the pot (undetected there); on the mat one red
+    # and one blue wink. Five red and five blue winks are inferred potted:
+    # the red one showing in the pot bears out one of the red ones; nothing
+    # bears out the other four red or any blue, which might be winks missed
+    # on the mat.
+    camera = overhead_camera()
+    on_mat = [
+        SceneWink(Colour.RED, WinkSize.LARGE, 200.0, 100.0),
+        SceneWink(Colour.BLUE, WinkSize.SMALL, -300.0, -50.0),
+    ]
+    in_pot = [SceneWink(Colour.RED, WinkSize.SMALL, 2.0, 10.0, 20.0)]
+    image = render(camera, on_mat + in_pot)
+    board = analyze_frame(image, camera, detections=detections_for(camera, on_mat)).board
+    for colour, sure in ((Colour.RED, 1), (Colour.BLUE, 0)):
+        inferred = [w for w in board.of_colour(colour) if w.inferred]
+        assert len(inferred) == 5
+        assert all(w.status is WinkStatus.POTTED for w in inferred)
+        assert sum(not w.uncertain for w in inferred) == sure
+        assert all("missed on the mat" in " ".join(w.review) for w in inferred if w.uncertain)
