@@ -50,7 +50,7 @@ from tools.scenegen.geometry import (
     compute_facts,
 )
 from tools.scenegen.layout import Layout, make_clutter, make_layout
-from tools.scenegen.render import render_scene
+from tools.scenegen.render import FELT_COLOURS_BGR, TABLES_BY_NAME, render_scene
 
 PROFILES = ("overhead", "oblique", "closeup", "start", "nomat", "partial")
 
@@ -75,7 +75,13 @@ def scene_rng(profile: str, seed: int) -> np.random.Generator:
 
 
 def generate_scene(
-    profile: str, seed: int, *, image_scale: float = 1.0, wear: bool = False
+    profile: str,
+    seed: int,
+    *,
+    image_scale: float = 1.0,
+    wear: bool = False,
+    felt: str | None = None,
+    table: str | None = None,
 ) -> GeneratedScene:
     """Lay out, photograph and describe one scene.
 
@@ -93,6 +99,10 @@ def generate_scene(
     wear : bool
         Also draw the marks of use: creases in the felt, a glossy table top,
         a coloured light. Changes the picture only, never the ground truth.
+    felt, table : str, optional
+        Force the felt colour (a key of ``render.FELT_COLOURS_BGR``) or the
+        table (a key of ``render.TABLES_BY_NAME``, e.g. ``"beige-wood"``).
+        Changes the picture only; every other draw stays as the seed gives it.
 
     Raises
     ------
@@ -101,6 +111,10 @@ def generate_scene(
     """
     if profile not in PROFILES:
         raise UnknownProfileError(f"unknown profile {profile!r}; choose one of {PROFILES!r}")
+    if felt is not None and felt not in FELT_COLOURS_BGR:
+        raise ValueError(f"unknown felt {felt!r}; choose one of {tuple(FELT_COLOURS_BGR)!r}")
+    if table is not None and table not in TABLES_BY_NAME:
+        raise ValueError(f"unknown table {table!r}; choose one of {tuple(TABLES_BY_NAME)!r}")
     if not 0.05 <= image_scale <= 4.0:
         raise ValueError(f"image_scale must be between 0.05 and 4, got {image_scale!r}")
     rng = scene_rng(profile, seed)
@@ -124,7 +138,9 @@ def generate_scene(
         sampled = cameras.closeup(rng, target)
     if image_scale != 1.0:
         sampled = cameras.scaled(sampled, image_scale)
-    image = render_scene(layout, sampled.model, rng, squops=facts.squops, wear=wear)
+    image = render_scene(
+        layout, sampled.model, rng, squops=facts.squops, wear=wear, felt=felt, table=table
+    )
     scene_id = f"{profile}_{seed:05d}"
     gt = ground_truth(scene_id, profile, layout, facts, sampled, disputed)
     quality = int(rng.integers(80, 88)) if profile == "closeup" else int(rng.integers(84, 95))

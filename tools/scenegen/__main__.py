@@ -7,6 +7,7 @@ import sys
 import time
 
 from tools.scenegen import PROFILES, generate_scene, write_scene
+from tools.scenegen.render import FELT_COLOURS_BGR, TABLES_BY_NAME
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,10 +27,26 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="creases in the felt, a glossy table and a coloured light (picture only)",
     )
+    parser.add_argument(
+        "--felt", choices=tuple(FELT_COLOURS_BGR), help="this felt colour instead of the drawn one"
+    )
+    parser.add_argument(
+        "--table",
+        choices=tuple(TABLES_BY_NAME),
+        help="this table instead of the drawn one (beige-wood: a pale wooden top close to beige "
+        "felt, only chosen by name)",
+    )
     args = parser.parse_args(argv)
     for seed in range(args.seed, args.seed + args.count):
         start = time.perf_counter()
-        scene = generate_scene(args.profile, seed, image_scale=args.scale, wear=args.wear)
+        scene = generate_scene(
+            args.profile,
+            seed,
+            image_scale=args.scale,
+            wear=args.wear,
+            felt=args.felt,
+            table=args.table,
+        )
         jpg, _ = write_scene(scene, args.out)
         print(f"{jpg}  ({time.perf_counter() - start:.1f} s)")
     return 0

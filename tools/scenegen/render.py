@@ -11,6 +11,7 @@ to front with sub-pixel vertices and anti-aliasing.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,20 @@ TABLE_COLOURS_BGR = (
     (0.70, 0.72, 0.73),  # white table
 )
 
+#: Tables by name, for choosing one on the command line (``--table``): the five
+#: drawn at random, in that order, and tables that are only ever chosen by name.
+#: ``beige-wood`` is a pale wooden top about the colour of beige felt, only a
+#: little darker and yellower, with grain: the hardest table for finding a beige
+#: mat (the felt/table step is a few Lab units under the grain's stripes).
+TABLES_BY_NAME: dict[str, tuple[tuple[float, float, float], bool]] = {
+    "light-oak": (TABLE_COLOURS_BGR[0], True),
+    "walnut": (TABLE_COLOURS_BGR[1], True),
+    "pale-laminate": (TABLE_COLOURS_BGR[2], False),
+    "dark-grey": (TABLE_COLOURS_BGR[3], False),
+    "white": (TABLE_COLOURS_BGR[4], False),
+    "beige-wood": ((0.60, 0.73, 0.80), True),
+}
+
 POT_COLOURS_BGR = {
     "white": ((0.88, 0.88, 0.88), 1.0),
     "translucent-blue": ((0.70, 0.35, 0.15), 0.7),
@@ -96,16 +111,25 @@ class Look:
     light_bgr: np.ndarray
 
 
-def choose_look(rng: np.random.Generator, *, wear: bool = False) -> Look:
+def choose_look(
+    rng: np.random.Generator,
+    *,
+    wear: bool = False,
+    felt: str | None = None,
+    table: str | None = None,
+) -> Look:
     """Felt, table, light and wink colours for one scene.
 
     With ``wear`` the scene also gets the marks of use: creases in the felt,
-    a glossy table top and a coloured light.
+    a glossy table top and a coloured light. ``felt`` (a key of
+    :data:`FELT_COLOURS_BGR`) and ``table`` (a key of :data:`TABLES_BY_NAME`)
+    replace the drawn felt or table after every random draw is made, so the
+    rest of the scene is the one its seed gives without them.
     """
     felt_name = str(rng.choice(list(FELT_COLOURS_BGR)))
-    felt = np.asarray(FELT_COLOURS_BGR[felt_name]) * rng.uniform(0.9, 1.08, 3)
+    felt_bgr = np.asarray(FELT_COLOURS_BGR[felt_name]) * rng.uniform(0.9, 1.08, 3)
     table_i = int(rng.integers(len(TABLE_COLOURS_BGR)))
-    table = np.asarray(TABLE_COLOURS_BGR[table_i]) * rng.uniform(0.9, 1.1, 3)
+    table_bgr = np.asarray(TABLE_COLOURS_BGR[table_i]) * rng.uniform(0.9, 1.1, 3)
     light = np.array([rng.uniform(-1500, 1500), rng.uniform(-1000, 1000), rng.uniform(1800, 2600)])
     wink_bgr = {
         c: np.clip(np.asarray(v) * rng.uniform(0.9, 1.1, 3), 0, 1)
@@ -129,10 +153,10 @@ def choose_look(rng: np.random.Generator, *, wear: bool = False) -> Look:
     light_bgr = _light_colour(float(extra.uniform(-1.0, 1.0)))
     if not wear:
         table_gloss, creases, light_bgr = 0.0, (), np.ones(3)
-    return Look(
+    look = Look(
         felt_name=felt_name,
-        felt_bgr=felt,
-        table_bgr=table,
+        felt_bgr=felt_bgr,
+        table_bgr=table_bgr,
         floor_bgr=np.array([0.16, 0.17, 0.18]) * rng.uniform(0.7, 1.3),
         table_half_mm=(
             HALF_LENGTH_MM + float(rng.uniform(120, 500)),
@@ -150,6 +174,17 @@ def choose_look(rng: np.random.Generator, *, wear: bool = False) -> Look:
         creases=creases,
         light_bgr=light_bgr,
     )
+    # The chosen felt and table draw their small jitter from the wear's child
+    # stream, after its own draws: the main stream, and so the rest of the
+    # scene, stays exactly as the seed gives it.
+    if felt is not None:
+        colour = np.asarray(FELT_COLOURS_BGR[felt]) * extra.uniform(0.95, 1.05, 3)
+        look = dataclasses.replace(look, felt_name=felt, felt_bgr=colour)
+    if table is not None:
+        table_colour, wood = TABLES_BY_NAME[table]
+        colour = np.asarray(table_colour) * extra.uniform(0.95, 1.05, 3)
+        look = dataclasses.replace(look, table_bgr=colour, wood=wood)
+    return look
 
 
 def _unit_vec(angle: float) -> np.ndarray:
@@ -725,6 +760,8 @@ def render_scene(
     squops: Mapping[str, Sequence[str]] | None = None,
     noise_scale: float = 1.0,
     wear: bool = False,
+    felt: str | None = None,
+    table: str | None = None,
 ) -> np.ndarray:
     """Render the layout as the camera would see it.
 
@@ -743,12 +780,15 @@ def render_scene(
     wear : bool
         Creases in the felt, a glossy table and a coloured light (off by
         default so that the bundled samples stay as they are).
+    felt, table : str, optional
+        Force the felt (a key of :data:`FELT_COLOURS_BGR`) or the table (a key
+        of :data:`TABLES_BY_NAME`); the rest of the scene stays as drawn.
 
     Returns
     -------
     image_bgr : (H, W, 3) ndarray of uint8
     """
-    look = choose_look(rng, wear=wear)
+    look = choose_look(rng, wear=wear, felt=felt, table=table)
     canvas = make_canvas(cam)
     img = render_planes(canvas, layout, look, rng)
     img *= (1 - render_shadows(canvas, layout, look))[..., None]
