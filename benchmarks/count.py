@@ -14,37 +14,164 @@ tiddlies lie inside the range the count states for its unsure winks, whether
 the game score is right, and how often the count says the score is settled
 ("however the unsure winks go") when it is in fact wrong.
 
+``--causes`` lists, for every colour counted wrong, why: each wink whose
+status differs from the truth (which status was mistaken for which, whether
+the count flagged it unsure, and for a squop the truth's separation), winks
+of the colour not found at all, detections that match no wink, and potted
+counts that differ. A table of the causes follows the summary.
+
 Usage::
 
-    .venv/bin/python benchmarks/count.py [--gt-camera] [FOLDER ...]
+    .venv/bin/python benchmarks/count.py [--gt-camera] [--causes] [FOLDER ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rules.board import Colour  # noqa: E402
+from rules.board import Board, Colour, WinkStatus  # noqa: E402
 from rules.scoring import score_by_tiddlies  # noqa: E402
 from service.commands import count as count_cmd  # noqa: E402
-from tools.groundtruth import load_scene, to_canonical_frame  # noqa: E402
+from tools.groundtruth import Scene, half_turned, load_scene, to_canonical_frame  # noqa: E402
+from vision.status import pot_hidden_fraction  # noqa: E402
 
 DEFAULT_FOLDERS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
+#: A wink of ours further than this from every true wink matches none, mm.
+MATCH_RADIUS_MM = 8.0
+#: A pair closer than this to touching is marginal (as in benchmarks/vision.py), mm.
+CLEAR_MM = 2.0
+
+
+def _match(scene: Scene, board: Board) -> tuple[dict[str, str], float]:
+    """Our wink id -> true wink id for the winks on the mat, and the summed distance."""
+    truth = [w for w in scene.winks if w.status is not WinkStatus.POTTED]
+    ours = [w for w in board.winks if w.mat_xy is not None]
+    if not truth or not ours:
+        return {}, 0.0
+    cost = np.array(
+        [
+            [
+                math.hypot(o.mat_xy[0] - g.centre_mm[0], o.mat_xy[1] - g.centre_mm[1])
+                + (0.0 if o.colour is g.colour else 5.0)
+                for g in truth
+            ]
+            for o in ours
+        ]
+    )
+    capped = np.minimum(cost, 100.0)
+    rows, cols = linear_sum_assignment(capped)
+    kept = {
+        ours[r].id: truth[c].id
+        for r, c in zip(rows, cols, strict=True)
+        if cost[r, c] <= MATCH_RADIUS_MM
+    }
+    return kept, float(capped[rows, cols].sum())
+
+
+def _separation_mm(scene: Scene, a: str, b: str) -> float:
+    """The truth's plan-view separation of two winks (negative: overlap), mm."""
+    for m in scene.marginal_pairs:
+        if set(m.ids) == {a, b}:
+            return m.plan_gap_mm
+    wa, wb = scene.by_id[a], scene.by_id[b]
+    gap = math.hypot(wa.centre_mm[0] - wb.centre_mm[0], wa.centre_mm[1] - wb.centre_mm[1])
+    return gap - (wa.diameter_mm + wb.diameter_mm) / 2
+
+
+def causes_of(scene: Scene, board: Board) -> dict[Colour, list[str]]:
+    """Why each colour whose tiddlies differ from the truth's does, in words.
+
+    ``scene`` is in the canonical frame; the board is compared with it or
+    with its half-turn, whichever it matches better (a count whose
+    calibration could not tell the mat's ends apart may be turned).
+    """
+    match, cost = _match(scene, board)
+    turned = half_turned(scene)
+    match_t, cost_t = _match(turned, board)
+    if cost_t < cost:
+        scene, match = turned, match_t
+    truth_tiddlies = {c: n.tiddlies for c, n in scene.counts.items()}
+    ours_by_id = {w.id: w for w in board.winks}
+    found = set(match.values())
+    out: dict[Colour, list[str]] = {}
+    for colour in Colour:
+        if board.tiddlies is not None and board.tiddlies.get(colour) == truth_tiddlies[colour]:
+            continue
+        causes = []
+        for our_id, gt_id in match.items():
+            ours, gt = ours_by_id[our_id], scene.by_id[gt_id]
+            if gt.colour is not colour or ours.status is gt.status:
+                continue
+            text = f"{gt.status.value} read as {ours.status.value}"
+            text += ", flagged" if ours.uncertain else ", NOT flagged"
+            if {gt.status, ours.status} <= {WinkStatus.FREE, WinkStatus.SQUOPPED}:
+                partners = {*gt.squops, *gt.squopped_by}
+                partners |= {
+                    match[w.id] for w in board.winks if w.id in match and our_id in w.squops
+                }
+                partners |= {match[k] for k in ours.squops if k in match}
+                partners.discard(gt_id)
+                if partners:
+                    other = min(partners, key=lambda k: abs(_separation_mm(scene, gt_id, k)))
+                    sep = _separation_mm(scene, gt_id, other)
+                    text += " (squop call, " + ("marginal" if abs(sep) < CLEAR_MM else "clear")
+                    text += ", same colour)" if scene.by_id[other].colour is colour else ")"
+                    if other not in found:
+                        text += " (its partner not found)"
+            causes.append(f"{gt_id}: {text}")
+        for gt in scene.winks:
+            if gt.colour is not colour or gt.status is WinkStatus.POTTED or gt.id in found:
+                continue
+            hidden = pot_hidden_fraction(
+                scene.camera,
+                gt.mat_xy_mm,
+                gt.diameter_mm / 2,
+                scene.pot.centre_mm[:2] if scene.pot else (0.0, 0.0),
+                top_z_mm=gt.centre_mm[2] + gt.thickness_mm / 2,
+            )
+            where = "hidden by the pot" if hidden > 0.75 else "not found"
+            causes.append(f"{gt.id}: {gt.status.value} wink {where}")
+        for w in board.winks:
+            if w.colour is colour and w.mat_xy is not None and w.id not in match:
+                causes.append(f"{w.id}: {w.status.value} detection matching no wink")
+        true_potted = scene.counts[colour].potted
+        our_potted = board.count(colour, WinkStatus.POTTED)
+        if true_potted != our_potted:
+            inferred = sum(w.inferred for w in board.of_colour(colour))
+            causes.append(f"potted {our_potted} (inferred {inferred}), truly {true_potted}")
+        out[colour] = causes
+    return out
+
+
+def cause_kind(cause: str) -> str:
+    """A cause without the wink's id and numbers, for the table."""
+    text = cause.split(": ", 1)[-1]
+    if text.startswith("potted "):
+        return "potted count differs"
+    return text
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folders", nargs="*", type=Path)
     parser.add_argument("--gt-camera", action="store_true")
+    parser.add_argument("--causes", action="store_true", help="say why each wrong count is")
     args = parser.parse_args(argv)
+    kinds: Counter[str] = Counter()
     gt_camera = args.gt_camera
     folders = args.folders or DEFAULT_FOLDERS
     exact = total = in_range = score_right = settled = settled_wrong = 0
@@ -92,6 +219,12 @@ def main(argv: list[str]) -> int:
             is_settled = got is not None and out["score_settled"]
             settled += is_settled
             settled_wrong += is_settled and not score_ok
+            why = {}
+            if args.causes and got is not None and not ok:
+                board = Board.from_json_dict(out["board"])
+                found = causes_of(to_canonical_frame(scene), board)
+                why = {c.value: v for c, v in found.items()}
+                kinds.update(cause_kind(c) for v in found.values() for c in v)
             print(
                 json.dumps(
                     {
@@ -104,6 +237,7 @@ def main(argv: list[str]) -> int:
                         "true_score": true_score,
                         "settled": is_settled,
                         **({"error": err} if err else {}),
+                        **({"causes": why} if why else {}),
                     }
                 )
             )
@@ -120,6 +254,10 @@ def main(argv: list[str]) -> int:
             "(must be 0)"
         )
         print(f"median time per image: {statistics.median(times):.2f} s")
+        if kinds:
+            print("causes in the colours counted wrong (winks or counts):")
+            for kind, n in kinds.most_common():
+                print(f"  {n:4d}  {kind}")
     else:
         print("no overhead or oblique images with ground truth found")
     return 0
