@@ -46,11 +46,9 @@ from vision.status import (
     beyond_mat_edge_mm,
     hidden_behind_pot_fraction,
     infer_potted,
-    lies_in_pot,
     own_unplayed_triangle,
     pot_colours_seen,
-    pot_fit_height_mm,
-    pot_opening_distance_mm,
+    pot_reading,
     tiddlies_of,
 )
 
@@ -243,14 +241,11 @@ def assemble_board(
     n = len(dets)
     radius = nominal_radius_mm(sizes)
 
-    rim_distance = (
-        pot_opening_distance_mm(camera, dets.image_xy_px, pot_centre_mm) if n else np.zeros(0)
-    )
     # Seen through the opening and fitting inside the pot at a plausible
     # stack height; a wink against the pot's far side can show its centre
     # through the opening too, but would fit only high up, if at all.
-    fit_z = pot_fit_height_mm(camera, dets.image_xy_px, radius, pot_centre_mm)
-    potted = lies_in_pot(camera, dets.image_xy_px, radius, pot_centre_mm)
+    pot = pot_reading(camera, dets.image_xy_px, radius, pot_centre_mm)
+    rim_distance, fit_z, potted = pot.rim_distance_mm, pot.fit_height_mm, pot.potted
     squops = analyse_squops(
         # Every field passes through; only the size classes may have been relabelled.
         replace(dets, size=sizes),

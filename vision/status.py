@@ -249,6 +249,31 @@ POT_BASE_CLEARANCE_MM = 3.0
 POT_FIT_MARGIN_MM = 8.0
 
 
+def _sight_lines_mm(
+    camera: CameraModel, image_xy_px: FloatArray, pot_centre_mm: Sequence[float]
+) -> tuple[FloatArray, FloatArray]:
+    """Where each image point's line of sight crosses the pot's floor and rim planes.
+
+    Plan positions relative to the pot's axis, (N, 2) each; the line is
+    straight, so its plan position at any other height is linear in height.
+    """
+    centre = np.asarray(pot_centre_mm, dtype=float)
+    floor = camera.image_to_mat(image_xy_px, POT_FLOOR_Z_MM) - centre
+    rim = camera.image_to_mat(image_xy_px, POT_HEIGHT_MM) - centre
+    return floor, rim
+
+
+def _fit_height_mm(floor: FloatArray, rim: FloatArray, radius: FloatArray) -> FloatArray:
+    """:func:`pot_fit_height_mm` from the sight lines' floor and rim crossings."""
+    heights = np.arange(POT_FLOOR_Z_MM, POT_HEIGHT_MM + 1e-9, 0.5)
+    share = (heights - POT_FLOOR_Z_MM) / (POT_HEIGHT_MM - POT_FLOOR_Z_MM)
+    xy = floor[:, None, :] + (rim - floor)[:, None, :] * share[None, :, None]
+    wall = POT_FLOOR_RADIUS_MM + (POT_OPENING_RADIUS_MM - POT_FLOOR_RADIUS_MM) * share
+    fits = np.hypot(xy[..., 0], xy[..., 1]) + POT_FIT_RADIUS_SHARE * radius[:, None] <= wall
+    first = np.argmax(fits, axis=1)
+    return np.where(fits.any(axis=1), heights[first], np.inf)
+
+
 def pot_fit_height_mm(
     camera: CameraModel,
     image_xy_px: npt.ArrayLike,
@@ -274,23 +299,64 @@ def pot_fit_height_mm(
     Returns
     -------
     (N,) ndarray
-        Between the floor (3 mm) and the rim (38 mm); ``inf`` where it fits nowhere.
+        Between the floor (3 mm) and the rim (38 mm); ``inf`` where it fits
+        nowhere or the line of sight misses the opening.
+    """
+    return pot_reading(camera, image_xy_px, radius_mm, pot_centre_mm).fit_height_mm
+
+
+@dataclass(frozen=True)
+class PotReading:
+    """What the camera's lines of sight say about winks seen near the pot.
+
+    Parameters
+    ----------
+    rim_distance_mm : (N,) ndarray
+        How far from the pot's axis each line of sight crosses the rim's
+        plane (:func:`pot_opening_distance_mm`).
+    fit_height_mm : (N,) ndarray
+        :func:`pot_fit_height_mm` (``inf`` for lines of sight that miss the opening).
+    potted : (N,) bool ndarray
+        :func:`lies_in_pot`.
+    """
+
+    rim_distance_mm: FloatArray
+    fit_height_mm: FloatArray
+    potted: npt.NDArray[np.bool_]
+
+
+def pot_reading(
+    camera: CameraModel,
+    image_xy_px: npt.ArrayLike,
+    radius_mm: npt.ArrayLike,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> PotReading:
+    """Rim distance, fit height and potted or not for winks seen at image points.
+
+    See :func:`lies_in_pot` for the rule; this returns the numbers behind it
+    too, from one back-projection of the points.
     """
     pts = np.atleast_2d(np.asarray(image_xy_px, dtype=float)).reshape(-1, 2)
     radius = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(pts),))
-    centre = np.asarray(pot_centre_mm, dtype=float)
     if len(pts) == 0:
-        return np.zeros(0)
-    # The line of sight is straight: its plan position is linear in height.
-    low = camera.image_to_mat(pts, POT_FLOOR_Z_MM) - centre
-    high = camera.image_to_mat(pts, POT_HEIGHT_MM) - centre
-    heights = np.arange(POT_FLOOR_Z_MM, POT_HEIGHT_MM + 1e-9, 0.5)
-    share = (heights - POT_FLOOR_Z_MM) / (POT_HEIGHT_MM - POT_FLOOR_Z_MM)
-    xy = low[:, None, :] + (high - low)[:, None, :] * share[None, :, None]
-    wall = POT_FLOOR_RADIUS_MM + (POT_OPENING_RADIUS_MM - POT_FLOOR_RADIUS_MM) * share
-    fits = np.hypot(xy[..., 0], xy[..., 1]) + POT_FIT_RADIUS_SHARE * radius[:, None] <= wall
-    first = np.argmax(fits, axis=1)
-    return np.where(fits.any(axis=1), heights[first], np.inf)
+        return PotReading(np.zeros(0), np.zeros(0), np.zeros(0, dtype=bool))
+    floor, rim = _sight_lines_mm(camera, pts, pot_centre_mm)
+    rim_distance = np.hypot(*rim.T)
+    opening = rim_distance < POT_TOP_DIAMETER_MM / 2
+    # Only a line of sight through the opening can reach inside the pot.
+    fit = np.full(len(pts), np.inf)
+    if opening.any():
+        fit[opening] = _fit_height_mm(floor[opening], rim[opening], radius[opening])
+    # Where a wink flat on the mat (top face a wink's thickness up) would be.
+    share = (WINK_THICKNESS_MM - POT_FLOOR_Z_MM) / (POT_HEIGHT_MM - POT_FLOOR_Z_MM)
+    on_mat = floor + (rim - floor) * share
+    into_base = np.hypot(*on_mat.T) < POT_BASE_DIAMETER_MM / 2 + radius - POT_BASE_CLEARANCE_MM
+    # A centre seen deep inside the opening cannot be a wink on the rim: if it
+    # does not fit inside either, it is a wink behind the pot fitted from the
+    # sliver in view.
+    on_rim = into_base & (rim_distance > POT_TOP_DIAMETER_MM / 2 - radius / 2)
+    potted = opening & ((fit <= POT_STACK_MAX_Z_MM) | on_rim)
+    return PotReading(rim_distance, fit, np.asarray(potted, dtype=bool))
 
 
 def lies_in_pot(
@@ -310,18 +376,7 @@ def lies_in_pot(
     rim (within half its radius of the rim's edge) where a wink flat on the
     mat would cut into the pot's base.
     """
-    pts = np.atleast_2d(np.asarray(image_xy_px, dtype=float)).reshape(-1, 2)
-    radius = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(pts),))
-    rim_distance = pot_opening_distance_mm(camera, pts, pot_centre_mm)
-    opening = rim_distance < POT_TOP_DIAMETER_MM / 2
-    fit = pot_fit_height_mm(camera, pts, radius, pot_centre_mm)
-    on_mat = camera.image_to_mat(pts, WINK_THICKNESS_MM) - np.asarray(pot_centre_mm, float)
-    into_base = np.hypot(*on_mat.T) < POT_BASE_DIAMETER_MM / 2 + radius - POT_BASE_CLEARANCE_MM
-    # A centre seen deep inside the opening cannot be a wink on the rim: if it
-    # does not fit inside either, it is a wink behind the pot fitted from the
-    # sliver in view.
-    on_rim = into_base & (rim_distance > POT_TOP_DIAMETER_MM / 2 - radius / 2)
-    return np.asarray(opening & ((fit <= POT_STACK_MAX_Z_MM) | on_rim), dtype=bool)
+    return pot_reading(camera, image_xy_px, radius_mm, pot_centre_mm).potted
 
 
 def own_unplayed_triangle(
