@@ -2069,12 +2069,18 @@ def _assemble(
     # So can a wink whose shading passes for another colour (a dark green
     # one olive, seeded as yellow too): two winks of one size cannot both
     # show with their centres this close, as the upper hides the lower.
+    # Seen from the side, one wink's outline is its top face and its foot,
+    # apart by its thickness times the tangent of the view: two fits of one
+    # wink can lie that much farther apart.
+    cam = camera.position_mm
+    slope = np.hypot(*(circles.centre_mm - cam[:2]).T) / np.maximum(cam[2] - plane_z, 1.0)
+    side_mm = WINK_THICKNESS_MM * np.maximum(slope[:, None], slope[None, :])
     same_colour = colour_index[:, None] == colour_index[None, :]
     same_wink = np.linalg.norm(
         circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :], axis=2
     ) < np.minimum(circles.radius_mm[:, None], circles.radius_mm[None, :]) * np.where(
         same_colour, 0.5, SAME_WINK_OTHER_COLOUR
-    )
+    ) + np.where(same_colour, side_mm, 0.0)
     same_wink &= same_colour | (fits.large[:, None] == fits.large[None, :])
     kept: list[int] = []
     for m in np.argsort(-quality):
