@@ -18,8 +18,10 @@ from calibration.camera import CameraModel
 from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
 from vision.detect import (
     UnreadableImageError,
+    _assemble,
     _distance_peaks,
     _fit_rims,
+    _Fits,
     _free_fits,
     _Rims,
     _within_reach,
@@ -27,6 +29,7 @@ from vision.detect import (
     estimate_radius_bias,
 )
 from vision.detections import WinkDetections
+from vision.fit import CircleFits
 
 FELT_BGR = (118.0, 140.0, 152.0)
 TABLE_BGR = (70.0, 105.0, 150.0)
@@ -474,6 +477,83 @@ def test_wink_whose_colour_runs_on_into_a_same_colour_neighbour_is_kept() -> Non
     assert fits.ok[0]
     assert not fits.large[0]
     np.testing.assert_allclose(fits.circles.centre_mm[0], centre_mm, atol=0.3)
+
+
+def _camera_at(position_mm: tuple[float, float, float]) -> CameraModel:
+    """A camera at ``position_mm`` looking at the mat's centre (image y towards -z)."""
+    centre = np.asarray(position_mm, dtype=float)
+    forward = -centre / np.linalg.norm(centre)
+    right = np.cross(forward, [0.0, 1.0, 0.0] if abs(forward[1]) < 0.9 else [1.0, 0.0, 0.0])
+    right /= np.linalg.norm(right)
+    down = np.cross(forward, right)
+    rotation = np.stack([right, down, forward])
+    return CameraModel(
+        image_size_wh=(1920, 1080),
+        camera_matrix=np.array([[1150.0, 0, 959.5], [0, 1150.0, 539.5], [0, 0, 1]]),
+        dist_coeffs=np.zeros(5),
+        rotation=rotation,
+        translation_mm=-rotation @ centre,
+    )
+
+
+def _two_small_red_fits(centres_mm: np.ndarray) -> tuple[_Fits, _Rims]:
+    """Clean, complete small-wink fits at ``centres_mm`` (n, 2), as the detector leaves them."""
+    n = len(centres_mm)
+    angles = np.linspace(0.0, 2 * np.pi, 36, endpoint=False)
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    none = np.zeros((n, 36), dtype=bool)
+    circles = CircleFits(
+        centre_mm=centres_mm.copy(),
+        radius_mm=np.full(n, 8.0),
+        rms_mm=np.array([0.2, 0.3][:n]),
+        inliers=~none,
+        arc_fraction=np.ones(n),
+        centre_sigma_mm=np.full(n, 0.1),
+        ok=np.ones(n, dtype=bool),
+    )
+    fits = _Fits(
+        ok=np.ones(n, dtype=bool),
+        large=np.zeros(n, dtype=bool),
+        size_confidence=np.ones(n),
+        circles=circles,
+        occluded_fraction=np.zeros(n),
+    )
+    rims = _Rims(
+        points_mm=centres_mm[:, None, :] + 8.0 * unit[None],
+        weight=np.ones((n, 36)),
+        foreign=none,
+        covered=none,
+        runs_out=np.zeros(n),
+        run_axis=np.tile([1.0, 0.0], (n, 1)),
+        wink_colour=np.tile(WINK_BGR[Colour.RED], (n, 1)) / 150.0,
+        own_fraction=np.ones(n),
+        felt_fraction=np.zeros(n),
+        pot_hidden=none,
+    )
+    return fits, rims
+
+
+@pytest.mark.parametrize(
+    ("camera_mm", "kept"),
+    [
+        # a tripod 55 degrees from vertical: 5.5 mm is within the side face's reach
+        ((0.0, -1430.0, 1000.0), 1),
+        # overhead: the side face hardly shows, so 5.5 mm apart are two winks
+        ((0.0, 0.0, 1600.0), 2),
+    ],
+)
+def test_one_wink_fitted_at_its_top_and_its_foot_is_kept_once(camera_mm, kept: int) -> None:
+    centres = np.array([[300.0, 100.0], [300.0, 105.5]])
+    fits, rims = _two_small_red_fits(centres)
+    found = _assemble(
+        fits,
+        rims,
+        colour_index=np.array([2, 2]),
+        plane_z=np.full(2, 0.85),
+        camera=_camera_at(camera_mm),
+        radius_bias_mm=0.0,
+    )
+    assert len(found) == kept
 
 
 def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
