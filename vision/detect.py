@@ -196,8 +196,12 @@ class BirdsEyeView:
         Height of the plane mapped.
     source_scale : float
         Image pyramid factor the tables index into (0.5: the halved frame).
+    source_crop : (4,) tuple of int
+        ``(top, bottom, left, right)`` of the full frame that the view sees
+        (even, so that halving the crop gives the halved frame's pixels).
     map_fixed, map_frac : ndarray
-        OpenCV fixed-point remap tables (kept inside ``vision``).
+        OpenCV fixed-point remap tables into the halved crop (kept inside
+        ``vision``).
     valid : (h, w) ndarray of bool
         Whether the view pixel lies inside the frame.
     on_mat : (h, w) ndarray of bool
@@ -217,6 +221,7 @@ class BirdsEyeView:
     size_wh: tuple[int, int]
     z_mm: float
     source_scale: float
+    source_crop: tuple[int, int, int, int]
     map_fixed: npt.NDArray[np.int16]
     map_frac: npt.NDArray[np.uint16]
     valid: npt.NDArray[np.bool_]
@@ -249,10 +254,15 @@ class BirdsEyeView:
             ]
         )
 
-    def warp(self, source: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
-        """Remap a (pyramid-scaled) frame into the view."""
+    def warp(self, frame_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+        """The full-size frame, halved and remapped into the view.
+
+        Only :attr:`source_crop` is halved: the rest of the frame (beyond
+        the mat and its table margin) does not show in the view.
+        """
+        top, bottom, left, right = self.source_crop
         out = cv2.remap(
-            source,
+            cv2.pyrDown(frame_bgr[top:bottom, left:right]),
             self.map_fixed,
             self.map_frac,
             cv2.INTER_LINEAR,
@@ -267,7 +277,6 @@ def build_birds_eye_view(
     px_per_mm: float = COARSE_PX_PER_MM,
     z_mm: float = WINK_THICKNESS_MM / 2,
     margin_mm: float = TABLE_MARGIN_MM,
-    source_scale: float = 0.5,
 ) -> BirdsEyeView:
     """Remap tables for the mat plus ``margin_mm`` of table, at ``px_per_mm``.
 
@@ -275,8 +284,9 @@ def build_birds_eye_view(
     interpolated (it is smooth), which makes building the tables cheap.
     Points the lens model cannot see (behind the camera, or so far outside
     the field of view that the distortion polynomial folds back) are marked
-    invalid.
+    invalid. The tables index into the halved frame (``cv2.pyrDown``).
     """
+    source_scale = 0.5
     x_min = -MAT_LENGTH_MM / 2 - margin_mm
     y_max = MAT_WIDTH_MM / 2 + margin_mm
     width = int(np.ceil((MAT_LENGTH_MM + 2 * margin_mm) * px_per_mm))
@@ -313,6 +323,21 @@ def build_birds_eye_view(
     map_y = cv2.remap(coarse[..., 1], full_c, full_r, cv2.INTER_LINEAR)
     src_w, src_h = w_px * source_scale, h_px * source_scale
     valid = (map_x >= 0) & (map_x <= src_w - 1) & (map_y >= 0) & (map_y <= src_h - 1)
+    # The part of the frame the view reads, in halved pixels: each view
+    # pixel's two neighbours either way, and two more, since the halving
+    # smooths over 5 frame pixels; so the view's pixels come out as from
+    # halving the whole frame. (Pixels outside the frame are invalid and
+    # read whatever the border gives.)
+    crop = (0, h_px, 0, w_px)
+    if valid.any():
+        seen_x, seen_y = map_x[valid], map_y[valid]
+        left = max(int(np.floor(seen_x.min())) - 3, 0)
+        top = max(int(np.floor(seen_y.min())) - 3, 0)
+        right = min(int(np.ceil(seen_x.max())) + 4, w_px // 2)
+        bottom = min(int(np.ceil(seen_y.max())) + 4, h_px // 2)
+        crop = (2 * top, 2 * bottom, 2 * left, 2 * right)
+        map_x = map_x - left
+        map_y = map_y - top
     map_fixed, map_frac = cv2.convertMaps(map_x, map_y, cv2.CV_16SC2)
     view_x = x_min + (np.arange(width) + 0.5) / px_per_mm
     view_y = y_max - (np.arange(height) + 0.5) / px_per_mm
@@ -339,6 +364,7 @@ def build_birds_eye_view(
         size_wh=(width, height),
         z_mm=z_mm,
         source_scale=source_scale,
+        source_crop=crop,
         map_fixed=np.asarray(map_fixed),
         map_frac=np.asarray(map_frac),
         valid=np.asarray(valid),
@@ -1527,8 +1553,7 @@ def detect_winks(
     _check_image(image_bgr, camera)
     reference = colour_reference or ColourReference()
     view = cached_birds_eye_view(camera)
-    half = cv2.pyrDown(image_bgr)
-    view_bgr = view.warp(half)
+    view_bgr = view.warp(image_bgr)
     felt = _cached_felt_model(camera, view, view_bgr)
     seeds, mask, label, _ = _find_seeds(view, view_bgr, felt, reference)
     if not seeds:

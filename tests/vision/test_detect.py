@@ -25,6 +25,7 @@ from vision.detect import (
     _free_fits,
     _Rims,
     _within_reach,
+    build_birds_eye_view,
     detect_winks,
     estimate_radius_bias,
 )
@@ -572,6 +573,26 @@ def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
     np.testing.assert_array_equal(got_rows, rows)
     np.testing.assert_array_equal(got_cols, cols)
     np.testing.assert_array_equal(got_score, score[rows, cols])
+
+
+def test_view_of_the_cropped_frame_matches_the_view_of_the_whole_frame() -> None:
+    # Halving only the part of the frame the view sees must give the same
+    # view pixels as halving the whole frame (the known answer).
+    camera = _camera()
+    view = build_birds_eye_view(camera)
+    width, height = camera.image_size_wh
+    frame = np.random.default_rng(3).integers(0, 256, (height, width, 3), dtype=np.uint8)
+    top, bottom, left, right = view.source_crop
+    assert (bottom - top) * (right - left) < width * height  # the crop does save work
+    whole_maps = view.map_fixed + np.array([left // 2, top // 2], dtype=np.int16)
+    whole = cv2.remap(
+        cv2.pyrDown(frame),
+        whole_maps,
+        view.map_frac,
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    )
+    np.testing.assert_array_equal(view.warp(frame)[view.valid], whole[view.valid])
 
 
 @pytest.mark.parametrize(
