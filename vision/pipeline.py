@@ -377,6 +377,33 @@ def _cached_felt_colours(
     return felt, background
 
 
+def _shrunk_over(
+    image_bgr: npt.NDArray[np.uint8], mask_small: npt.NDArray[np.uint8], size_wh: tuple[int, int]
+) -> npt.NDArray[np.uint8]:
+    """The frame shrunk to ``size_wh`` by area averaging, where ``mask_small`` is set.
+
+    When the frame is a whole number of ``HIDDEN_SCALE`` blocks, each shrunk
+    pixel is the mean of its own block, so only the blocks under the mask's
+    bounding box (the mat, often half the frame) are averaged; the rest
+    stay black, as nothing reads them.
+    """
+    h, w = image_bgr.shape[:2]
+    whole_blocks = (w, h) == (size_wh[0] * HIDDEN_SCALE, size_wh[1] * HIDDEN_SCALE)
+    found = cv2.findNonZero(mask_small) if whole_blocks else None
+    if found is None:
+        return np.asarray(cv2.resize(image_bgr, size_wh, interpolation=cv2.INTER_AREA))
+    left, top, width, height = cv2.boundingRect(found)
+    small = np.zeros((size_wh[1], size_wh[0], 3), np.uint8)
+    block = image_bgr[
+        top * HIDDEN_SCALE : (top + height) * HIDDEN_SCALE,
+        left * HIDDEN_SCALE : (left + width) * HIDDEN_SCALE,
+    ]
+    small[top : top + height, left : left + width] = cv2.resize(
+        block, (width, height), interpolation=cv2.INTER_AREA
+    )
+    return small
+
+
 def find_hidden_regions(
     image_bgr: npt.NDArray[np.uint8], context: FrameContext
 ) -> tuple[tuple[HiddenRegion, ...], float]:
@@ -396,7 +423,7 @@ def find_hidden_regions(
     """
     mask = context.mat_mask_small.astype(bool)
     sh, sw = mask.shape
-    small = cv2.resize(image_bgr, (sw, sh), interpolation=cv2.INTER_AREA)
+    small = _shrunk_over(image_bgr, context.mat_mask_small, (sw, sh))
     lab = cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32)
     if mask.sum() < 50:
         return (), 1.0

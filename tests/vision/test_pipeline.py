@@ -13,6 +13,7 @@ from vision.detections import WinkDetections
 from vision.pipeline import (
     MatNotVisibleError,
     StillCameraAnalyzer,
+    _shrunk_over,
     analyze_frame,
     prepare_context,
 )
@@ -256,3 +257,19 @@ def test_a_wink_seen_at_the_pots_rim_is_flagged_but_one_touching_its_base_is_not
     blue = [w for w in board.board.of_colour(B) if w.x_mm is not None]
     assert [w.status for w in red] == [WinkStatus.POTTED] and red[0].uncertain
     assert [w.status for w in blue] == [WinkStatus.FREE] and not blue[0].uncertain
+
+
+@pytest.mark.parametrize(
+    ("frame_hw", "size_wh"),
+    [
+        ((1080, 1920), (240, 135)),  # 1080p: whole 8-pixel blocks, only the mat's are averaged
+        ((1083, 1921), (241, 136)),  # not whole blocks: the whole frame is shrunk as before
+    ],
+)
+def test_frame_shrunk_over_the_mat_matches_the_whole_frame_shrunk(frame_hw, size_wh) -> None:
+    # The whole frame shrunk by area averaging is the known answer, under the mask.
+    frame = np.random.default_rng(5).integers(0, 256, (*frame_hw, 3), dtype=np.uint8)
+    mask = np.zeros(size_wh[::-1], np.uint8)
+    mask[20:100, 30:200] = 1
+    whole = cv2.resize(frame, size_wh, interpolation=cv2.INTER_AREA)
+    np.testing.assert_array_equal(_shrunk_over(frame, mask, size_wh)[mask > 0], whole[mask > 0])
