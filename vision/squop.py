@@ -365,7 +365,7 @@ def upper_evidence(
         The image around the pair when already cut out.
     same_colour : bool
         The two winks are of one colour. Only the arc cue is weighed then
-        (right for about 70 % of clear pairs, measured), so the score is
+        (right for about 78 % of clear pairs, measured), so the score is
         capped below :data:`UPPER_CONFIDENCE_MIN` and the call stays
         uncertain: a best guess for the umpire to confirm.
 
@@ -698,10 +698,12 @@ def _arc_score(
     The upper wink's rim runs unbroken across the lower wink's face, a thin
     dark line (its wall) with the faces on its two sides shaded differently;
     the lower wink's rim is cut where the upper covers it. Half the relative
-    difference of the two arcs' dips plus half that of their steps. Measured
-    on ground-truth-derived detections of 47 clear same-colour pairs (shared
-    scenes, samples, generated seeds 1100-1137): the sign was right for 72 %,
-    34 of 40 with magnitude over 0.2, 28 of 31 over 0.5.
+    difference of the two arcs' dips plus half that of their steps, scaled
+    down on dark faces (see :data:`ARC_LIGHTNESS_FULL`). Measured on
+    ground-truth-derived detections (one noise draw) of the 60 clear
+    same-colour pairs of the shared scenes, samples and generated seeds
+    1100-1155: the sign was right for 78 %, for 43 of the 48 over 0.1 and
+    35 of the 36 over 0.3 (on the held-out /tmp/vis2 sets, 22 of 23 pairs).
     """
     depth_a = cv2.distanceTransform(mask_a, cv2.DIST_L2, 3) * clear
     depth_b = cv2.distanceTransform(mask_b, cv2.DIST_L2, 3) * clear
@@ -1439,7 +1441,8 @@ def _with_weak_pairs(
 
     Each weak pair is ``(i, j, score, told)``: ``score`` > 0 says ``i`` is on
     top, ``told`` whether that score means anything (two colours and some
-    image evidence). A pair the image cannot tell (one colour, or no cue) is
+    image evidence, or one colour with an arc cue of at least
+    :data:`SAME_COLOUR_TOLD_MIN`). A pair the image cannot tell is
     oriented by the clear calls: a wink they show resting on others is above
     one they do not, since a wink lying on the mat cannot be above a raised
     one without resting on it and so being raised itself. Measured on the
