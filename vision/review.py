@@ -79,9 +79,15 @@ MODEL_SIGMA_TILT_MM = 0.12
 #: One-sigma error of a wink of the felt's own colour (green on green felt): its
 #: dark side wall is hardly told from the felt or a shadow, so its outline is
 #: found on the top face's edge over some stretches and not at all over others.
-#: Two such pairs measured 0.2 and 2.6 mm off (closeup 861 and shared 23); the
-#: allowance covers the worse at two sigma.
+#: Measured per wink from how far the near and the far half of its outline
+#: disagree (:func:`_faint_sigma_mm`), at least FAINT_SIGMA_MIN_MM; this flat
+#: allowance (once two pairs measured 0.2 and 2.6 mm off) is kept for a faint
+#: wink with too little of either half seen. On the six faint pairs of the
+#: benchmark sets and the green-felt close-ups 1020-1039 the errors were
+#: -0.55 to +0.82 mm, each inside the stated uncertainty (worst at 0.53 of it);
+#: the measured sigma came out 0.30-0.44 mm, and 1.24 mm for shared 23.
 FAINT_SIGMA_MM = 1.3
+FAINT_SIGMA_MIN_MM = 0.3
 #: Colour distance from the felt under which a wink counts as faint (as above):
 #: green on green felt measured 11-16, every other wink 20 and more.
 FAINT_CONTRAST = 18.0
@@ -627,6 +633,30 @@ def _facing_half(
     return replace(w, rim_image_px=w.rim_image_px[keep])
 
 
+def _faint_sigma_mm(plane: MatPlane, w: CloseupWink, diameter_mm: float) -> float:
+    """One-sigma plan-position error of a wink whose outline is faint against the felt.
+
+    What goes missing is the dark side wall on the camera's side (the far
+    side shows the bright top face against the felt), which moves the fitted
+    circle away from the camera. So the circle is fitted to the near and the
+    far half of the outline separately (radius known): half their distance
+    apart is how far the whole fit can be off, and it counts as one sigma.
+    Never less than :data:`FAINT_SIGMA_MIN_MM`; when either half is barely
+    seen, :data:`FAINT_SIGMA_MM`.
+    """
+    centre = _plan_centre(plane, w, diameter_mm)
+    pts = plane.to_plane(w.rim_image_px, WINK_THICKNESS_MM / 2)
+    near = (pts - centre) @ -centre > 0
+    if min(int(near.sum()), int((~near).sum())) < 0.25 * len(pts):
+        return FAINT_SIGMA_MM
+    halves = [
+        fit_wink_circle(plane, w.rim_image_px[sel], radius_mm=diameter_mm / 2)[0]
+        for sel in (near, ~near)
+    ]
+    apart = float(np.hypot(*(halves[0] - halves[1])))
+    return max(FAINT_SIGMA_MIN_MM, apart / 2)
+
+
 def _lab_near(image_bgr: npt.NDArray[np.uint8], a: CloseupWink, b: CloseupWink) -> FloatArray:
     """CIELAB of the image; only the pair's neighbourhood is converted, the rest left zero."""
     pts = np.vstack([a.ellipse.points(90), b.ellipse.points(90)])
@@ -743,8 +773,13 @@ def review_photo(
             shape_rms.append(rms)
             notes.append(f"{w.id} is not round once rectified (tilted?): its place is less sure")
     sigma_shape = math.sqrt(sum(r * r for r in shape_rms))
-    faint = [w.id for w in (a, b) if felt_contrast(image_bgr, w.ellipse) < FAINT_CONTRAST]
-    sigma_faint = FAINT_SIGMA_MM if faint else 0.0
+    faint_winks = [
+        (w, d)
+        for w, d in ((a, da), (b, db))
+        if felt_contrast(image_bgr, w.ellipse) < FAINT_CONTRAST
+    ]
+    sigma_faint = math.sqrt(sum(_faint_sigma_mm(plane, w, d) ** 2 for w, d in faint_winks))
+    faint = [w.id for w, _ in faint_winks]
     if faint:
         notes.append(
             f"{' and '.join(faint)} {'is' if len(faint) == 1 else 'are'} nearly the felt's colour: "

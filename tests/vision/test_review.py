@@ -300,3 +300,42 @@ def test_sample_closeup_verdict_never_contradicts_the_truth(photo: Path) -> None
         pytest.xfail("a wink of the pair was not found (see docs/benchmarks.md)")
     # Honest: either too close to call, or the truth.
     assert verdict.squopped in (None, truth["squop"])
+
+
+@pytest.mark.parametrize(
+    ("near_side_missing_mm", "expected_sigma_mm"),
+    [
+        (0.0, 0.3),  # the whole outline found: the floor
+        # The near half 1.6 mm inside: the whole fit moves 1.6 * 2 / pi = 1.02 mm (a
+        # least-squares fit weighs the shortfall by the cosine round the half), and
+        # the two halves' known-radius fits lie twice that apart.
+        (1.6, 1.6 * 2 / math.pi),
+    ],
+)
+def test_a_faint_winks_sigma_is_half_the_disagreement_of_its_outlines_halves(
+    near_side_missing_mm, expected_sigma_mm
+):
+    from vision.closeup import CloseupWink, ImageEllipse
+    from vision.closeup_geometry import MatPlane, rim_heights_mm
+    from vision.review import _faint_sigma_mm
+
+    intr = PinholeIntrinsics.from_hfov(WIDTH, HEIGHT, 66.0)
+    tilt = math.radians(30.0)
+    plane = MatPlane(intr, np.array([0.0, math.sin(tilt), math.cos(tilt)]), 200.0)
+    centre = np.array([0.0, 40.0])
+    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    plan = centre + 11.0 * np.column_stack([np.cos(t), np.sin(t)])
+    near = (plan - centre) @ -centre > 0
+    # The outline found on the camera's side lies inside the true one.
+    plan[near] -= near_side_missing_mm * (plan[near] - centre) / 11.0
+    heights = rim_heights_mm(plan, centre, 0.0, 1.5)
+    rim_px = plane.to_image(plan, heights)
+    wink = CloseupWink(
+        id="W1",
+        colour=None,
+        ellipse=ImageEllipse((0.0, 0.0), (1.0, 1.0), 0.0),
+        rim_image_px=rim_px,
+        rim_visible_fraction=1.0,
+        fit_rms_px=0.0,
+    )
+    assert _faint_sigma_mm(plane, wink, 22.0) == pytest.approx(expected_sigma_mm, abs=0.05)
