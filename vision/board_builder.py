@@ -46,9 +46,9 @@ from vision.status import (
     beyond_mat_edge_mm,
     hidden_behind_pot_fraction,
     infer_potted,
-    own_unplayed_triangle,
     pot_colours_seen,
     pot_reading,
+    read_unplayed,
     tiddlies_of,
 )
 
@@ -263,7 +263,12 @@ def assemble_board(
     # sits a mat's thickness lower; its plan position barely moves).
     edge = beyond_mat_edge_mm(mat_xy, radius) if n else np.zeros(0)
     off = (edge > 0) & ~potted
-    behind = own_unplayed_triangle(mat_xy, list(dets.colour), corners) if n else np.zeros(0)
+    # Behind its own baseline, under the corner layout the winks bear out:
+    # a calibration that could not read the corner colours gives a default.
+    unplayed_reading = read_unplayed(mat_xy, list(dets.colour), corners, ~potted & ~off)
+    behind = unplayed_reading.beyond_own_baseline_mm
+    if unplayed_reading.note:
+        notes.append(unplayed_reading.note)
 
     squop_pairs = [
         (c.upper, c.lower)
@@ -302,6 +307,12 @@ def assemble_board(
         if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * sigma[i]:
             uncertain[i] = True
             reasons[i].append(f"centre {behind[i]:+.2f} mm from its baseline")
+        if unplayed_reading.doubtful[i] and status[i] in (WinkStatus.FREE, WinkStatus.UNPLAYED):
+            uncertain[i] = True
+            reasons[i].append(
+                "behind a baseline, and the winks do not settle which corner is whose "
+                "(rule 5.2): unplayed or a played wink there depends on it"
+            )
         # Seen right at the pot's rim: in it or beside it is a close call.
         if abs(rim_distance[i] - POT_TOP_DIAMETER_MM / 2) < k_sigma * sigma[i]:
             uncertain[i] = True

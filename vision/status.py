@@ -645,3 +645,92 @@ def corners_from_unplayed(
         return None
     best = ranked[0]
     return {c: CLOCKWISE_CORNERS_MM[(best + k) % 4] for k, c in enumerate(order)}
+
+
+@dataclass(frozen=True)
+class UnplayedReading:
+    """Each wink's depth behind its own baseline, and whether the corner layout is in doubt.
+
+    Parameters
+    ----------
+    beyond_own_baseline_mm : (N,) ndarray
+        As :func:`own_unplayed_triangle`, under the layout used (the given
+        one unless another puts more winks behind their own baseline).
+    doubtful : (N,) bool ndarray
+        Winks whose unplayed-or-not depends on which of the layouts the
+        winks support about as well is right.
+    note : str
+        Why the given layout was set aside ('' when it was not).
+    """
+
+    beyond_own_baseline_mm: FloatArray
+    doubtful: npt.NDArray[np.bool_]
+    note: str
+
+
+def read_unplayed(
+    mat_xy_mm: npt.ArrayLike,
+    colours: Sequence[Colour],
+    corners_mm: Mapping[Colour, Sequence[float]],
+    candidates: npt.ArrayLike | None = None,
+) -> UnplayedReading:
+    """Which winks lie behind their own baseline, checked against the other corner layouts.
+
+    Rule 5.2 allows four layouts (clockwise blue, green, red, yellow from any
+    corner), and a calibration that could not read the corner colours hands
+    on a default one. Each wink behind a baseline is unplayed under exactly
+    one layout, so the layouts are scored by how many winks they put behind
+    their own baseline (as :func:`corners_from_unplayed` does).
+
+    * The given layout is kept unless another scores more; then the best one
+      is used, and any layout within ``LAYOUT_MIN_LEAD - 1`` of it (the given
+      one included) is a rival.
+    * When the given layout is kept, only layouts scoring as much are rivals.
+
+    A wink unplayed under the layout used or a rival but not under all of
+    them is doubtful.
+
+    Parameters
+    ----------
+    mat_xy_mm : (N, 2) array_like
+    colours : sequence of Colour
+    corners_mm : mapping of Colour to (2,) array_like
+        The given layout.
+    candidates : (N,) bool array_like, optional
+        Winks that may be unplayed (not potted, not off, not on top of
+        another); default all.
+
+    Returns
+    -------
+    UnplayedReading
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
+    n = len(pts)
+    if n == 0:
+        return UnplayedReading(np.zeros(0), np.zeros(0, bool), "")
+    may = np.ones(n, bool) if candidates is None else np.asarray(candidates, dtype=bool)
+    given = own_unplayed_triangle(pts, colours, corners_mm)
+    others = []
+    for start in range(4):
+        layout = {c: CLOCKWISE_CORNERS_MM[(start + k) % 4] for k, c in enumerate(Colour)}
+        depth = own_unplayed_triangle(pts, colours, layout)
+        if not np.array_equal(depth > 0, given > 0):
+            others.append(depth)
+    given_votes = int(np.sum((given > 0) & may))
+    votes = [int(np.sum((d > 0) & may)) for d in others]
+    best = int(np.argmax(votes)) if votes else -1
+    if best >= 0 and votes[best] > given_votes:
+        used, used_votes = others[best], votes[best]
+        close = used_votes - (LAYOUT_MIN_LEAD - 1)
+        rivals = [d for k, d in enumerate(others) if k != best and votes[k] >= close]
+        rivals += [given] if given_votes >= close else []
+        note = (
+            f"the corner layout given puts {given_votes} wink(s) behind their own baseline, "
+            f"another clockwise layout (rule 5.2) {used_votes}: that one is used"
+        )
+    else:
+        used, used_votes, note = given, given_votes, ""
+        rivals = [d for d, v in zip(others, votes, strict=True) if v >= used_votes]
+    unplayed = np.array([(d > 0) & may for d in [used, *rivals]])
+    doubtful = unplayed.any(axis=0) & ~unplayed.all(axis=0)
+    return UnplayedReading(np.asarray(used, dtype=float), doubtful, note)

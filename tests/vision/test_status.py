@@ -21,6 +21,7 @@ from vision.status import (
     own_unplayed_triangle,
     pot_fit_height_mm,
     pot_hidden_fraction,
+    read_unplayed,
     tiddlies_of,
 )
 
@@ -282,3 +283,36 @@ def test_inferred_potted_winks_the_pot_does_not_show_are_listed_as_unsure() -> N
         assert all(w.status is WinkStatus.POTTED for w in inferred)
         assert sum(not w.uncertain for w in inferred) == sure
         assert all("missed on the mat" in " ".join(w.review) for w in inferred if w.uncertain)
+
+
+def test_a_lone_wink_in_another_colours_default_corner_is_unplayed_but_unsure() -> None:
+    # The calibration could not read the corner colours; the default layout
+    # gives the corner at (+x, -y) to red. One yellow wink lies deep in it:
+    # under the layout that makes it yellow's corner it is unplayed, but a
+    # single wink does not settle the layout (rule 5.2).
+    got = read_unplayed([(860.0, -420.0)], [Colour.YELLOW], DEFAULT_CORNERS_MM)
+    assert got.beyond_own_baseline_mm[0] > 0
+    assert got.doubtful.tolist() == [True]
+    assert "another clockwise layout" in got.note
+
+
+def test_winks_behind_the_baselines_can_overrule_the_given_layout() -> None:
+    # Three winks, each behind the baseline the default layout gives the
+    # colour one corner clockwise of it: that layout leads by three.
+    corners = CLOCKWISE_CORNERS_MM
+    colours = [Colour.BLUE, Colour.GREEN, Colour.RED]
+    points = [(0.95 * corners[k + 1][0], 0.95 * corners[k + 1][1]) for k in range(3)]
+    got = read_unplayed(points, colours, DEFAULT_CORNERS_MM)
+    assert (got.beyond_own_baseline_mm > 0).all()
+    assert not got.doubtful.any()
+
+
+def test_a_played_wink_behind_another_colours_baseline_stays_free() -> None:
+    # The given layout explains two unplayed winks; a blue wink behind
+    # red's baseline does not make another layout more likely.
+    points = [(-860.0, 420.0), (860.0, 420.0), (860.0, -420.0)]
+    colours = [Colour.BLUE, Colour.GREEN, Colour.BLUE]
+    got = read_unplayed(points, colours, DEFAULT_CORNERS_MM)
+    assert (got.beyond_own_baseline_mm > 0).tolist() == [True, True, False]
+    assert not got.doubtful.any()
+    assert got.note == ""
