@@ -339,3 +339,31 @@ def test_a_faint_winks_sigma_is_half_the_disagreement_of_its_outlines_halves(
         fit_rms_px=0.0,
     )
     assert _faint_sigma_mm(plane, wink, 22.0) == pytest.approx(expected_sigma_mm, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    ("centre_gap_px", "expected_px"),
+    [
+        (25.0, 5.0),  # two circles of radius 10, 5 px apart
+        (17.0, -3.0),  # overlapping by 3 px
+    ],
+)
+def test_image_separation_of_two_outlines(centre_gap_px, expected_px):
+    from vision.closeup import ImageEllipse
+    from vision.review import image_separation_px
+
+    a = ImageEllipse((100.0, 100.0), (10.0, 10.0), 0.0)
+    b = ImageEllipse((100.0 + centre_gap_px, 100.0), (10.0, 10.0), 0.3)
+    assert image_separation_px(a, b) == pytest.approx(expected_px, abs=0.01)
+
+
+def test_winks_apart_in_the_photo_with_nothing_to_lie_on_are_both_on_the_mat():
+    # Seen at 35 degrees, the far wink raised onto the near one would move
+    # about 1.3 mm towards it and overlap it; but the two do not touch (their
+    # outlines stand a few pixels apart) and no third wink is near to hold one
+    # up, so that case does not widen the verdict. The far wink is drawn first.
+    image = render([(0.0, 21.0, 0.0, 16.0, BLUE), (0.0, 0.0, 0.0, 22.0, RED)], tilt_deg=35.0)
+    verdict = review_photo(image)
+    assert "neither could be raised" in verdict.notes[0]
+    assert verdict.squopped is False
+    assert verdict.uncertainty_mm < 0.6
