@@ -26,11 +26,17 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+def _frame_time_args() -> tuple[str, ...]:
+    """The overhead photos ``frame_time.py`` times: the shared scenes when present, and ours."""
+    dirs = [SHARED_SCENES] if SHARED_SCENES.is_dir() else []
+    return (*[str(d) for d in dirs], str(ROOT / "sample_images"))
+
+
 def main() -> int:
     if not SHARED_SCENES.is_dir():
         print(f"note: {SHARED_SCENES} not found; benchmarks use sample_images/ only", flush=True)
     failed = []
-    for script, args in BENCHMARKS:
+    for script, args in (*BENCHMARKS, ("frame_time.py", _frame_time_args())):
         command = [sys.executable, str(HERE / script), *args]
         print(f"\n=== {' '.join([script, *args])}", flush=True)
         started = time.perf_counter()
