@@ -58,6 +58,9 @@ LARGE_WINK_RADIUS_MM = WinkSize.LARGE.diameter_mm / 2
 
 #: A previous frame's wink keeps its id when it is seen within this distance.
 TRACK_RADIUS_MM = 30.0
+#: A free wink showing less of its rim than this, with no wink found near
+#: it, may be under a wink the detector missed (see assemble_board).
+UNEXPLAINED_RIM_SEEN = 0.9
 
 
 @dataclass(frozen=True)
@@ -329,6 +332,28 @@ def assemble_board(
     ids = _assign_ids(
         list(dets.colour), list(sizes), mat_xy, [_STATUS_RANK[s] for s in status], previous
     )
+    # A wink of a colour with winks unaccounted for, part of whose rim is
+    # hidden with no wink found over or beside it, may have one of the
+    # missing winks on top: the detector can take a wink lying on another of
+    # its colour for part of that one. Its "free" is then unsure.
+    seen_of = {c: sum(1 for i in range(n) if dets.colour[i] is c and ids[i]) for c in Colour}
+    rim_seen = np.asarray(dets.rim_visible_fraction, float)
+    for i in range(n):
+        if status[i] is not WinkStatus.FREE or seen_of[dets.colour[i]] >= WINKS_PER_COLOUR:
+            continue
+        if rim_seen[i] >= UNEXPLAINED_RIM_SEEN:
+            continue
+        reach = radius + radius[i] + 1.0
+        neighbours = np.hypot(*(mat_xy - mat_xy[i]).T) < reach
+        neighbours[i] = False
+        if neighbours.any():
+            continue
+        uncertain[i] = True
+        reasons[i].append(
+            f"{100 * (1 - rim_seen[i]):.0f}% of its rim is hidden with no wink found there, and "
+            f"{WINKS_PER_COLOUR - seen_of[dets.colour[i]]} {dets.colour[i].value} wink(s) were "
+            "not seen: one may lie on it (squopping it)"
+        )
     for c in dropped_off:
         notes.append(
             f"{ids[c.upper]} overlaps {ids[c.lower]}, but one of them is off the mat "

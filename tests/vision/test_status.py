@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
@@ -316,3 +318,30 @@ def test_a_played_wink_behind_another_colours_baseline_stays_free() -> None:
     assert (got.beyond_own_baseline_mm > 0).tolist() == [True, True, False]
     assert not got.doubtful.any()
     assert got.note == ""
+
+
+@pytest.mark.parametrize(
+    ("rim_seen", "red_on_mat", "unsure"),
+    [
+        (0.6, 1, True),  # rim partly hidden, nothing found there, five red unseen
+        (1.0, 1, False),  # whole rim in view
+        (0.6, 6, False),  # every red wink seen: none can be on it
+    ],
+)
+def test_a_free_wink_with_its_rim_partly_hidden_by_nothing_found_is_unsure_while_winks_are_missing(
+    rim_seen: float, red_on_mat: int, unsure: bool
+) -> None:
+    camera = overhead_camera()
+    red = [
+        SceneWink(Colour.RED, WinkSize.LARGE if k < 2 else WinkSize.SMALL, -300.0 + 100 * k, 150.0)
+        for k in range(red_on_mat)
+    ]
+    detections = detections_for(camera, red)
+    seen = np.ones(len(red))
+    seen[0] = rim_seen
+    detections = replace(detections, rim_visible_fraction=seen)
+    board = analyze_frame(render(camera, red), camera, detections=detections).board
+    first = next(w for w in board.of_colour(Colour.RED) if w.x_mm == pytest.approx(-300, abs=2))
+    assert first.status is WinkStatus.FREE
+    assert first.uncertain is unsure
+    assert any("one may lie on it" in r for r in first.review) is unsure
