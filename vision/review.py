@@ -261,6 +261,25 @@ def rectify(
     fits = [fit_wink_circle(plane, w.rim_image_px) for w in winks]
     radii = np.array([f[1] for f in fits])
     roundness = np.array([f[2] / max(f[1], 1e-9) for f in fits])
+    # The scale was set from the winks near the dispute alone; when those are all
+    # one size it can be the wrong one (all small taken as large), and the other
+    # size's winks then look too big to be winks. So the sizes are first chosen
+    # from every round, well-seen wink in the photo.
+    well_seen = [
+        k
+        for k, w in enumerate(winks)
+        if w.rim_visible_fraction >= 0.75 and roundness[k] < MAX_RECTIFIED_RMS
+    ]
+    if len(well_seen) >= 2:
+        sizes_seen = assign_diameters_mm(radii[well_seen] / plane.distance_mm)
+        trial = dict(zip(well_seen, sizes_seen, strict=True))
+        # The scale from the winks the plane was fitted to, now with their sizes
+        # known, as for the other focal lengths (rectify with known_sizes).
+        fitted = [k for k in well_seen if winks[k] in chosen] or well_seen
+        ratio = float(np.median([trial[k] / 2 / radii[k] for k in fitted]))
+        if abs(math.log(ratio)) > 0.05:
+            plane = MatPlane(plane.intrinsics, plane.normal, plane.distance_mm * ratio)
+            radii = radii * ratio
     # Far too big or small for a wink on this plane (a pot, a cup, a fleck of colour),
     # or not round once rectified (an ellipse through parts of two winks): not a wink.
     # Partly seen winks get more room for their size, their radius is less sure.

@@ -367,3 +367,21 @@ def test_winks_apart_in_the_photo_with_nothing_to_lie_on_are_both_on_the_mat():
     assert "neither could be raised" in verdict.notes[0]
     assert verdict.squopped is False
     assert verdict.uncertainty_mm < 0.6
+
+
+def test_wink_sizes_are_told_from_every_wink_in_view_not_only_the_disputed_pair():
+    # Two small winks 1 mm apart at 15 cm: alone, they look like two large winks
+    # from further off. A large wink further out in the photo tells the sizes.
+    image = render(
+        [(0.0, 0.0, 0.0, 16.0, RED), (17.0, 0.0, 0.0, 16.0, BLUE), (-75.0, 0.0, 0.0, 22.0, GREEN)],
+        tilt_deg=20.0,
+        distance_mm=150.0,
+    )
+    verdict = review_photo(image)
+    assert {w.colour: w.diameter_mm for w in verdict.winks} == {
+        "red": 16.0,
+        "blue": 16.0,
+        "green": 22.0,
+    }
+    assert verdict.squopped is False
+    assert verdict.overlap_mm == pytest.approx(-1.0, abs=0.3)
