@@ -24,6 +24,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from calibration.fit import MAT_CORNERS_MM, baseline_segment_mm
+
 FloatArray = npt.NDArray[np.float64]
 UInt8Array = npt.NDArray[np.uint8]
 
@@ -31,6 +33,14 @@ UInt8Array = npt.NDArray[np.uint8]
 WORK_WIDTH_PX = 640
 #: The smallest image side we accept, pixels.
 MIN_IMAGE_SIDE_PX = 200
+#: Sizes (as fractions 1/f of the working copy) also searched for faint edges
+#: when the working copy alone shows no mat (:func:`find_mat_quads`).
+COARSE_FACTORS = (2.0, 3.0)
+#: Outlines from the faint-edge search must show at least this much baseline
+#: (:func:`_baseline_evidence`, 0-4: two baselines' worth).
+MIN_COARSE_BASELINE_EVIDENCE = 2.0
+#: Lightness step (8-bit Lab L) of a baseline against the felt beside it.
+_LINE_CONTRAST_L = 8.0
 #: Fraction of the inside that must match the felt's median colour.
 _MIN_UNIFORMITY = 0.6
 
@@ -294,9 +304,21 @@ def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
 
 
 def find_mat_quads(
-    image_bgr: UInt8Array, *, max_count: int = 3
+    image_bgr: UInt8Array, *, max_count: int = 3, coarse: bool = False
 ) -> tuple[tuple[MatQuad, ...], bool] | CalibrationFailure:
     """The best few outlines that could be the mat, best first.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+    max_count : int
+    coarse : bool
+        Also look for edges on copies a half and a third the working size, and
+        count an edge seen there as support. A felt close to the table's colour
+        on a grained or textured table makes a step of a few Lab units that the
+        texture breaks into pieces too short for the line detector; averaged
+        over more pixels, the step stays and the texture fades. Slower, and
+        more lines mean more outlines to judge, so it is the fallback.
 
     Returns
     -------
@@ -321,6 +343,26 @@ def find_mat_quads(
     edge_level = float(np.percentile(strength_map, 60))
 
     segs = _segments(lab_u8, min_length_px=w / 25)
+    coarse_maps = []
+    if coarse:
+        found_segs = [segs]
+        for factor in COARSE_FACTORS:
+            coarse_bgr, _ = _resize_to_width(small, int(round(w / factor)))
+            coarse_lab = np.asarray(
+                cv2.cvtColor(cv2.GaussianBlur(coarse_bgr, (0, 0), 1.0), cv2.COLOR_BGR2Lab),
+                np.uint8,
+            )
+            up = w / coarse_lab.shape[1]
+            found_segs.append(_segments(coarse_lab, min_length_px=coarse_lab.shape[1] / 25) * up)
+            c_theta, c_strength = _orientation_field(coarse_lab.astype(np.float32))
+            coarse_maps.append(
+                (
+                    np.asarray(cv2.resize(c_theta, (w, h), interpolation=cv2.INTER_NEAREST)),
+                    np.asarray(cv2.resize(c_strength, (w, h), interpolation=cv2.INTER_LINEAR)),
+                    float(np.percentile(c_strength, 60)),
+                )
+            )
+        segs = np.vstack(found_segs)
     lines = _merge_segments(segs, min_total_px=w / 12)
     # The longest lines first; a mat edge is among the longest in any view of it.
     lines.sort(key=lambda ln: -ln.length_px)
@@ -333,6 +375,11 @@ def find_mat_quads(
     ]
     all_lines = lines + borders
     profiles = [_support_profile(ln, theta_map, strength_map, edge_level) for ln in all_lines]
+    for c_theta, c_strength, c_level in coarse_maps:
+        profiles = [
+            (t, np.maximum(prof, _support_profile(ln, c_theta, c_strength, c_level)[1]))
+            for ln, (t, prof) in zip(all_lines, profiles, strict=True)
+        ]
 
     tiny, tiny_scale = _resize_to_width(np.asarray(cv2.medianBlur(small, 5), np.uint8), 160)
     lab_tiny = cv2.cvtColor(tiny, cv2.COLOR_BGR2Lab).astype(np.float32)
@@ -461,11 +508,24 @@ def find_mat_quads(
             "no mat found: the straight edges in view do not enclose a uniform felt region; "
             "make sure the whole mat is in view, or give the four corners by hand",
         )
+    if coarse:
+        # Faint edges make many outlines of table and floor as good as the mat's;
+        # the baselines (rule 2.3.1), thin lines of strong contrast, tell the mat.
+        light = np.asarray(lab_u8[:, :, 0], np.float32)
+        evidence = [_baseline_evidence(c[1], light) for c in whole]
+        order = sorted(range(len(whole)), key=lambda k: -evidence[k])
+        whole = [whole[k] for k in order if evidence[k] >= MIN_COARSE_BASELINE_EVIDENCE]
+        if not whole:
+            return CalibrationFailure(
+                FailureReason.NO_MAT,
+                "no mat found: no outline of faint edges shows the mat's baselines; make "
+                "sure the whole mat is in view, or give the four corners by hand",
+            )
     best = whole[0]
     # A mat lies on a table, and a pale mat on a pale table top can make the table
     # look like the best rectangle: prefer a good rectangle inside the best one
     # whose colour differs from the ring around it.
-    while True:
+    while not coarse:
         inner = [
             c for c in whole if c is not best and _nested_mat(c, best, lab_tiny, tiny_from_work)
         ]
@@ -484,6 +544,62 @@ def find_mat_quads(
         if len(chosen) >= max_count:
             break
     return tuple(chosen), partial_in_view
+
+
+def _baseline_evidence(quad_work: FloatArray, light: npt.NDArray[np.float32]) -> float:
+    """How plainly the outline shows the four baselines where a mat would have them.
+
+    The outline's corners map the mat onto the working copy (either pair of
+    sides may be the long one; the better is kept). Along each predicted
+    baseline the lightness is compared with the felt a few pixels either side:
+    a thin line shows as a dip (or a rise) of one sign. Returns the sum over
+    the baselines of the fraction of points showing one, 0-4.
+    """
+    h, w = light.shape
+    best = 0.0
+    ccw = np.asarray(quad_work, np.float64)[::-1]
+    for shift in (0, 1):
+        corners = np.roll(ccw, -shift, axis=0)
+        hom = cv2.getPerspectiveTransform(
+            MAT_CORNERS_MM.astype(np.float32), corners.astype(np.float32)
+        )
+        total = 0.0
+        for corner in MAT_CORNERS_MM:
+            on_long, on_short, _ = baseline_segment_mm(corner)
+            frac = np.linspace(0.1, 0.9, 24)[:, None]
+            ends = cv2.perspectiveTransform(
+                np.array([[on_long, on_short]], np.float64), hom
+            ).reshape(2, 2)
+            pts = ends[0] + frac * (ends[1] - ends[0])
+            d = ends[1] - ends[0]
+            length = float(np.hypot(*d))
+            if length < 8.0:
+                continue
+            normal = np.array([-d[1], d[0]]) / length
+            offsets = np.arange(-7.0, 7.5, 1.0)
+            xy = pts[:, None, :] + offsets[None, :, None] * normal[None, None, :]
+            vals = cv2.remap(
+                light,
+                xy[:, :, 0].astype(np.float32),
+                xy[:, :, 1].astype(np.float32),
+                cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_CONSTANT,
+                borderValue=np.nan,
+            )
+            if not np.all(np.isfinite(vals)):
+                continue
+            side = 0.5 * (vals[:, :2].mean(axis=1) + vals[:, -2:].mean(axis=1))
+            core = vals[:, 3:-3]
+            dip = side - core.min(axis=1)
+            rise = core.max(axis=1) - side
+            # Texture makes both; a line makes one clearly and the same all along.
+            shown = np.maximum(
+                np.mean((dip > _LINE_CONTRAST_L) & (rise < 0.5 * dip)),
+                np.mean((rise > _LINE_CONTRAST_L) & (dip < 0.5 * rise)),
+            )
+            total += float(shown)
+        best = max(best, total)
+    return best
 
 
 def _inside(inner_quad: FloatArray, outer_quad: FloatArray) -> bool:

@@ -35,6 +35,8 @@ from calibration.fit import (
 
 FloatArray = npt.NDArray[np.float64]
 
+#: How much wider the first edge profiles are for an outline from faint edges.
+ROUGH_WIDTH_FACTOR = 3.0
 #: A baseline counts as found when this fraction of its profiles show the line.
 BASELINE_FOUND_FRACTION = 0.5
 
@@ -143,10 +145,26 @@ def _baseline_observations(
 
 
 def _quick_fit(
-    image_lab: npt.NDArray[np.float32], camera: CameraModel, *, fit_distortion: bool
+    image_lab: npt.NDArray[np.float32],
+    camera: CameraModel,
+    *,
+    fit_distortion: bool,
+    rough: bool = False,
 ) -> tuple[CameraFit, int, float]:
-    """A first fit to the edges alone; how many baselines and how much edge it then finds."""
+    """A first fit to the edges alone; how many baselines and how much edge it then finds.
+
+    With ``rough`` the outline may be off by a few times more than usual (it
+    came from faint edges): the edges are first looked for across profiles
+    that much wider, and fitted once before the usual width.
+    """
     wide = max(8.0, max(camera.image_size_wh) / 150)
+    if rough:
+        obs, _ = _edge_observations(image_lab, camera, ROUGH_WIDTH_FACTOR * wide)
+        if len(obs) > 300:
+            obs = obs.subset(np.arange(len(obs)) % 3 == 0)
+        camera = fit_camera(
+            camera, obs, fit_distortion=False, fit_k2=False, max_nfev=80, rounds=2
+        ).camera
     obs, _ = _edge_observations(image_lab, camera, wide)
     if len(obs) > 300:
         # Enough to choose between the hypotheses; the refinement uses them all.
@@ -228,6 +246,7 @@ def fit_from_outline(
     outline_image_px: FloatArray,
     *,
     dist_coeffs: FloatArray | None = None,
+    rough: bool = False,
 ) -> PipelineResult:
     """Fit the camera to the mat whose outline is roughly ``outline_image_px``.
 
@@ -241,6 +260,9 @@ def fit_from_outline(
         few pixels.
     dist_coeffs : (5,) ndarray, optional
         Known lens distortion; estimated from the edges when not given.
+    rough : bool
+        The outline may be off by tens of pixels (found from faint edges):
+        look for the edges across wider profiles first.
     """
     h, w = image_lab.shape[:2]
     quick = []
@@ -255,7 +277,7 @@ def fit_from_outline(
         corners = np.roll(ccw, -shift, axis=0)
         camera = initial_camera(corners, (w, h), dist_coeffs)
         try:
-            quick.append(_quick_fit(image_lab, camera, fit_distortion=fit_distortion))
+            quick.append(_quick_fit(image_lab, camera, fit_distortion=fit_distortion, rough=rough))
         except TooFewPointsError as exc:
             # The wrong hypothesis may put the edges where there are none.
             too_few = exc

@@ -1,0 +1,60 @@
+"""A felt close to the table's colour: outlines of faint edges are judged by their baselines."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.fit import MAT_CORNERS_MM
+from calibration.mat import _baseline_evidence
+from tests.calibration.synthetic import look_at_camera, render_mat
+
+SIZE_WH = (640, 360)
+
+
+@pytest.fixture(scope="module")
+def beige_on_wood():
+    # Overhead camera; beige felt a few Lab units lighter than a grained beige
+    # table, dark baselines.
+    truth = look_at_camera(SIZE_WH, (60.0, -250.0, 1700.0), k1=-0.05)
+    image = render_mat(
+        truth,
+        felt_bgr=(150, 170, 180),
+        table_bgr=(140, 160, 172),
+        line_bgr=(60, 60, 62),
+        table_grain=0.06,
+        blue_corner_mm=None,
+        seed=3,
+    )
+    light = cv2.cvtColor(image, cv2.COLOR_BGR2Lab)[:, :, 0].astype(np.float32)
+    return truth, image, light
+
+
+def _outline(truth, scale_long: float = 1.0, scale_short: float = 1.0) -> np.ndarray:
+    corners_mm = MAT_CORNERS_MM * np.array([scale_long, scale_short])
+    # Clockwise in the image, as find_mat_quads gives them.
+    return truth.mat_to_image(corners_mm)[::-1]
+
+
+def test_the_mats_own_outline_shows_all_four_baselines(beige_on_wood) -> None:
+    truth, _, light = beige_on_wood
+    assert _baseline_evidence(_outline(truth), light) >= 3.5
+
+
+@pytest.mark.parametrize(
+    ("scale_long", "scale_short"),
+    [
+        (1.12, 1.0),  # the long edges run on to a plank seam beyond each short edge
+        (1.0, 1.25),  # a band of table taken in along both long edges
+        (0.8, 0.8),  # a rectangle inside the felt
+    ],
+)
+def test_an_outline_that_is_not_the_mats_ranks_well_below_it(
+    beige_on_wood, scale_long: float, scale_short: float
+) -> None:
+    # The evidence ranks outlines; refusing a wrong one is the fit's job (all
+    # four baselines found where the fitted camera puts them).
+    truth, _, light = beige_on_wood
+    own = _baseline_evidence(_outline(truth), light)
+    assert _baseline_evidence(_outline(truth, scale_long, scale_short), light) < own - 1.0
