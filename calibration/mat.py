@@ -377,7 +377,13 @@ def find_mat_quads(
     profiles = [_support_profile(ln, theta_map, strength_map, edge_level) for ln in all_lines]
     for c_theta, c_strength, c_level in coarse_maps:
         profiles = [
-            (t, np.maximum(prof, _support_profile(ln, c_theta, c_strength, c_level)[1]))
+            (
+                t,
+                np.asarray(
+                    np.maximum(prof, _support_profile(ln, c_theta, c_strength, c_level)[1]),
+                    np.float64,
+                ),
+            )
             for ln, (t, prof) in zip(all_lines, profiles, strict=True)
         ]
 
