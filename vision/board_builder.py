@@ -418,11 +418,7 @@ def assemble_board(
     # anywhere are then not potted (hidden under others, or missed).
     pot_empty = False
     pot_seen: dict[Colour, bool] | None = None
-    any_missing = any(
-        sum(1 for i in range(n) if dets.colour[i] is c and ids[i]) < WINKS_PER_COLOUR
-        for c in Colour
-    )
-    if image_bgr is not None and any_missing:
+    if image_bgr is not None and min(seen_of.values()) < WINKS_PER_COLOUR:
         refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour)) if n else {}
         pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
         pot_empty = pot_seen is not None and not potted.any() and not any(pot_seen.values())
@@ -463,11 +459,17 @@ def assemble_board(
         # winks of it: one inferred wink is borne out when its colour shows
         # there and none was seen in the pot; any others might as well be
         # winks missed on the mat, so they are listed as unsure.
-        borne_out = int(bool(pot_seen and pot_seen[colour]) and in_pot_seen == 0)
+        shows = bool(pot_seen and pot_seen[colour])
+        borne_out = int(shows and in_pot_seen == 0)
+        if pot_seen is None:
+            view = "the pot's inside is not in view"
+        elif not shows:
+            view = f"no {colour.value} shows in the pot"
+        else:
+            view = f"{colour.value} shows in the pot, but not how many winks of it"
         unconfirmed = (
-            f"{colour.value}: a potted wink inferred but not seen in the pot (it shows "
-            f"{'no' if not (pot_seen and pot_seen[colour]) else 'only one'} {colour.value} "
-            "wink there): it may be a wink missed on the mat; check by eye"
+            f"{colour.value}: a potted wink inferred but not seen ({view}): it may be a wink "
+            "missed on the mat; check by eye"
         )
         taken = {w.id for w in winks}
         for size, count, letter, limit in (
