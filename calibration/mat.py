@@ -343,7 +343,7 @@ def find_mat_quads(
     edge_level = float(np.percentile(strength_map, 60))
 
     segs = _segments(lab_u8, min_length_px=w / 25)
-    coarse_maps = []
+    coarse_maps: list[tuple[FloatArray, FloatArray, float]] = []
     if coarse:
         found_segs = [segs]
         for factor in COARSE_FACTORS:
@@ -357,12 +357,16 @@ def find_mat_quads(
             c_theta, c_strength = _orientation_field(coarse_lab.astype(np.float32))
             coarse_maps.append(
                 (
-                    np.asarray(cv2.resize(c_theta, (w, h), interpolation=cv2.INTER_NEAREST)),
-                    np.asarray(cv2.resize(c_strength, (w, h), interpolation=cv2.INTER_LINEAR)),
+                    np.asarray(
+                        cv2.resize(c_theta, (w, h), interpolation=cv2.INTER_NEAREST), np.float64
+                    ),
+                    np.asarray(
+                        cv2.resize(c_strength, (w, h), interpolation=cv2.INTER_LINEAR), np.float64
+                    ),
                     float(np.percentile(c_strength, 60)),
                 )
             )
-        segs = np.vstack(found_segs)
+        segs = np.asarray(np.vstack(found_segs), np.float64)
     lines = _merge_segments(segs, min_total_px=w / 12)
     # The longest lines first; a mat edge is among the longest in any view of it.
     lines.sort(key=lambda ln: -ln.length_px)
