@@ -165,6 +165,21 @@ def cause_kind(cause: str) -> str:
     return text
 
 
+def cause_area(kind: str) -> str:
+    """Which part of the program a cause (from :func:`cause_kind`) points at."""
+    if "partner not found" in kind:
+        return "detection (the wink over or under it missed)"
+    if kind.endswith("not found") or "matching no wink" in kind:
+        return "detection (a wink missed or a stray detection)"
+    if "hidden by the pot" in kind:
+        return "hidden by the pot (inferred potted instead; flagged)"
+    if "squop call" in kind:
+        return "squop calls"
+    if kind == "potted count differs":
+        return "potted inference (follows missed or hidden winks)"
+    return "status logic (" + kind.split(",")[0] + ")"
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("folders", nargs="*", type=Path)
@@ -258,6 +273,12 @@ def main(argv: list[str]) -> int:
             print("causes in the colours counted wrong (winks or counts):")
             for kind, n in kinds.most_common():
                 print(f"  {n:4d}  {kind}")
+            areas: Counter[str] = Counter()
+            for kind, n in kinds.items():
+                areas[cause_area(kind)] += n
+            print("by area:")
+            for area, n in areas.most_common():
+                print(f"  {n:4d}  {area}")
     else:
         print("no overhead or oblique images with ground truth found")
     return 0
