@@ -56,12 +56,18 @@ def parse_format(name: str) -> GameFormat:
         raise BadFormatError(f"unknown game format {name!r}; known formats: {known}") from None
 
 
+#: A second mat fills at least this share of the smallest rectangle round it.
+MAT_LIKE_FILL = 0.5
+
+
 def check_single_mat(image_bgr: npt.NDArray[np.uint8], mat_corners_px: npt.ArrayLike) -> None:
     """Raise :class:`TwoMatsError` when felt like the mat's covers a mat-sized area elsewhere.
 
     The calibration finds one mat; counting one of two would silently leave
     out the other game, so a second felt area at least a third of the first
-    one's size in the photo is refused.
+    one's size in the photo is refused. A table much the colour of the felt
+    is not a second mat: it surrounds the mat instead of lying beside it, and
+    is no filled rectangle.
     """
     corners = np.asarray(mat_corners_px, dtype=np.float64).reshape(-1, 2)
     if len(corners) < 3:
@@ -86,8 +92,22 @@ def check_single_mat(image_bgr: npt.NDArray[np.uint8], mat_corners_px: npt.Array
     margin = cv2.dilate(inside, np.ones((15, 15), np.uint8))
     similar[margin > 0] = 0
     similar = cv2.morphologyEx(similar, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
-    n, _, stats, _ = cv2.connectedComponentsWithStats(similar, connectivity=8)
-    biggest = max((int(stats[k, cv2.CC_STAT_AREA]) for k in range(1, n)), default=0)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(similar, connectivity=8)
+    centre = hull.reshape(-1, 2).mean(axis=0)
+    biggest = 0
+    for k in range(1, n):
+        area = int(stats[k, cv2.CC_STAT_AREA])
+        if area <= mat_area / 3 or area <= biggest:
+            continue
+        points = cv2.findNonZero((labels == k).astype(np.uint8))
+        # A table much the colour of the felt shows as a ring round the mat,
+        # not as a second mat: that encloses the mat, and fills little of
+        # the rectangle round it.
+        around = cv2.pointPolygonTest(cv2.convexHull(points), tuple(map(float, centre)), False)
+        (_, (rect_w, rect_h), _) = cv2.minAreaRect(points)
+        if around >= 0 or area < MAT_LIKE_FILL * rect_w * rect_h:
+            continue
+        biggest = area
     if biggest > mat_area / 3:
         raise TwoMatsError(
             "the photo seems to show more than one mat (felt like the mat's covers another "

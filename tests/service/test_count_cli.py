@@ -197,11 +197,11 @@ def test_bad_input_is_one_clear_line_and_exit_2(
     assert "Traceback" not in result.output
 
 
-def _felt_photo(second_mat: bool):
-    """A dark table with one (or two) light felt rectangles; corners of the first."""
+def _felt_photo(second_mat: bool, table_bgr: tuple[int, int, int] = (40, 60, 90)):
+    """A table with one (or two) light felt rectangles; corners of the first."""
     import numpy as np
 
-    image = np.full((600, 1200, 3), (40, 60, 90), np.uint8)
+    image = np.full((600, 1200, 3), table_bgr, np.uint8)
     image[100:400, 50:550] = (160, 170, 150)
     if second_mat:
         image[150:450, 650:1150] = (160, 170, 150)
@@ -210,16 +210,20 @@ def _felt_photo(second_mat: bool):
 
 
 @pytest.mark.parametrize(
-    ("second_mat", "refused"),
+    ("second_mat", "table_bgr", "refused"),
     [
-        (False, False),  # one mat on a table: counted
-        (True, True),  # a second mat beside it: refused, not half counted
+        (False, (40, 60, 90), False),  # one mat on a dark table: counted
+        (True, (40, 60, 90), True),  # a second mat beside it: refused, not half counted
+        (False, (152, 166, 148), False),  # a table nearly the felt's colour: one mat
+        (True, (10, 10, 10), True),  # a second mat on a black table
     ],
 )
-def test_a_photo_with_two_mats_is_refused(second_mat: bool, refused: bool) -> None:
+def test_a_photo_with_two_mats_is_refused(
+    second_mat: bool, table_bgr: tuple[int, int, int], refused: bool
+) -> None:
     from service.commands.count import TwoMatsError, check_single_mat
 
-    image, corners = _felt_photo(second_mat)
+    image, corners = _felt_photo(second_mat, table_bgr)
     if refused:
         with pytest.raises(TwoMatsError, match="more than one mat"):
             check_single_mat(image, corners)
