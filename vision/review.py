@@ -33,6 +33,7 @@ from vision.closeup import (
     ellipse_points,
     felt_contrast,
     find_closeup_winks,
+    fit_ellipse_direct,
 )
 from vision.closeup_geometry import (
     DEFAULT_HFOV_DEG,
@@ -43,6 +44,7 @@ from vision.closeup_geometry import (
     assign_diameters_mm,
     estimate_plane,
     fit_circle,
+    fit_circle_known_radius,
     fit_wink_circle,
 )
 
@@ -114,6 +116,17 @@ ARC_EDGE_MIN = 5.0
 #: times that is allowed for the fits' own error. Not used when either wink is
 #: faint: a green wink on green felt leaning on the other measured +1.50 px (1027).
 APART_IN_IMAGE_PX = 1.5
+#: A mostly hidden wink's crescent, refitted on the mat with a known radius
+#: (:func:`_crescents`): rim points this far off the circle are the covering
+#: wink's outline, and the fit must come out this tight (mm). Crescents of three
+#: pile close-ups (701, 899) fitted 0.005-0.02 mm with the right size, 0.10-0.18
+#: with the wrong one.
+CRESCENT_INLIER_MM = 0.25
+CRESCENT_RMS_MM = 0.05
+#: A refitted crescent this close (mm, plan) to another wink's centre is that wink
+#: (winks lying on each other are further apart: a 16 mm wink under a 22 mm one
+#: shows no crescent unless their centres are 3 mm or more apart).
+CRESCENT_SAME_MM = 2.0
 #: Phone fields of view tried besides the default for the unknown focal length, degrees.
 HFOV_RANGE_DEG = (74.0,)
 
@@ -293,6 +306,7 @@ def rectify(
         if rel[k] < (0.12 if w.rim_visible_fraction >= 0.75 else 0.25)
         and roundness[k] < (MAX_RECTIFIED_RMS if w.rim_visible_fraction < 0.95 else MAX_TILTED_RMS)
     ]
+    dropped = [w for k, w in enumerate(winks) if k not in keep]
     if keep:
         winks = tuple(winks[k] for k in keep)
         radii = radii[keep]
@@ -304,7 +318,76 @@ def rectify(
     ratio = float(np.median(np.asarray(sizes) / 2 / radii))
     if abs(math.log(ratio)) > 0.05:
         plane = MatPlane(plane.intrinsics, plane.normal, plane.distance_mm * ratio)
+    recovered = _crescents(plane, dropped, winks)
+    winks = (*winks, *(w for w, _ in recovered))
+    sizes = [*sizes, *(d for _, d in recovered)]
     return plane, tuple(winks), sizes
+
+
+def _crescents(
+    plane: MatPlane, dropped: list[CloseupWink], kept: tuple[CloseupWink, ...]
+) -> list[tuple[CloseupWink, float]]:
+    """Mostly hidden winks, refitted as circles of a known size on the mat.
+
+    An ellipse through the thin crescent of a wink under others is poorly
+    determined (its arc is short), so it fails the size and roundness tests.
+    On the rectified mat the crescent's outer arc is a circle of 8 or 11 mm
+    radius: fitted with each radius, robustly (the crescent's inner edge is
+    the covering wink's outline), it is kept when one radius fits the arc
+    tightly and the other clearly worse. Its image ellipse is then the
+    projection of the whole circle. Two fits of one crescent are merged.
+    """
+    out: list[tuple[CloseupWink, float, FloatArray]] = []
+    kept_centres = [
+        fit_circle(plane.to_plane(w.rim_image_px, WINK_THICKNESS_MM / 2))[0] for w in kept
+    ]
+    for w in dropped:
+        if w.rim_visible_fraction >= 0.75 or w.colour is None or len(w.rim_image_px) < 40:
+            continue
+        pts = plane.to_plane(w.rim_image_px, 0.0)
+        fits = []
+        for radius in (SMALL_WINK_DIAMETER_MM / 2, LARGE_WINK_DIAMETER_MM / 2):
+            centre = fit_circle(pts)[0]
+            inlier = np.ones(len(pts), dtype=bool)
+            rms = math.inf
+            for _ in range(6):
+                centre, rms = fit_circle_known_radius(pts[inlier], radius, centre)
+                miss = np.abs(np.hypot(*(pts - centre).T) - radius)
+                inlier = miss < max(CRESCENT_INLIER_MM, 2.5 * float(np.median(miss[inlier])))
+                if inlier.sum() < 20:
+                    break
+            fits.append((rms, radius, centre, inlier))
+        (rms, radius, centre, inlier), (rms_other, *_) = sorted(fits, key=lambda f: f[0])
+        angles = np.degrees(np.arctan2(*(pts[inlier] - centre).T[::-1]))
+        span_deg = 10.0 * len(np.unique(np.floor(angles / 10.0)))
+        if not (
+            rms < CRESCENT_RMS_MM
+            and rms_other > 3 * rms
+            and inlier.mean() >= 0.8
+            and span_deg >= 60.0
+        ):
+            continue
+        if any(float(np.hypot(*(centre - c))) < CRESCENT_SAME_MM for c in kept_centres):
+            continue  # the same wink as one kept
+        twin = next(
+            (k for k, o in enumerate(out) if np.hypot(*(o[2] - centre)) < CRESCENT_SAME_MM), None
+        )
+        rim = w.rim_image_px[inlier]
+        if twin is not None:
+            rim = np.vstack([out[twin][0].rim_image_px, rim])
+            centre = fit_circle_known_radius(plane.to_plane(rim, 0.0), radius, centre)[0]
+        ring = centre + radius * np.column_stack(
+            [np.cos(np.linspace(0, 2 * np.pi, 72)), np.sin(np.linspace(0, 2 * np.pi, 72))]
+        )
+        ellipse = fit_ellipse_direct(plane.to_image(ring, WINK_THICKNESS_MM / 2))
+        if ellipse is None:
+            continue
+        wink = replace(w, ellipse=ellipse, rim_image_px=rim)
+        if twin is not None:
+            out[twin] = (wink, 2 * radius, centre)
+        else:
+            out.append((wink, 2 * radius, centre))
+    return [(w, d) for w, d, _ in out]
 
 
 def _consistent_sizes(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]:

@@ -385,3 +385,19 @@ def test_wink_sizes_are_told_from_every_wink_in_view_not_only_the_disputed_pair(
     }
     assert verdict.squopped is False
     assert verdict.overlap_mm == pytest.approx(-1.0, abs=0.3)
+
+
+def test_a_crescent_of_a_wink_under_another_is_refitted_with_its_known_size():
+    # 11 mm of a small wink lies under a large one: its ellipse, fitted to the
+    # short visible arc alone, fails the size test; on the mat it is an 8 mm
+    # circle through that arc.
+    image = render([(8.0, 0.0, 0.0, 16.0, BLUE), (0.0, 0.0, THICKNESS_MM, 22.0, RED)])
+    verdict = review_photo(image)
+    assert sorted((w.colour, w.diameter_mm) for w in verdict.winks) == [
+        ("blue", 16.0),
+        ("red", 22.0),
+    ]
+    assert verdict.squopped is True
+    red = next(w.id for w in verdict.winks if w.colour == "red")
+    assert verdict.upper == red
+    assert verdict.overlap_mm == pytest.approx(11.0, abs=0.3)
