@@ -34,7 +34,12 @@ How
    (the olive shading of a dark green wink, its blur into beige felt).
 5. **More seeds.** Wink colour that the fits leave unexplained seeds again
    (a wink of one colour on or under another of the same colour), and a
-   seed whose colour runs on along an axis is split in two.
+   seed whose colour runs on along an axis is split in two. A small wink
+   far under a large one shows only a crescent a few mm wide, too thin for
+   the coarse view: where a found wink's rays cross its rim into another
+   wink's colour along a run of adjacent rays, and no found wink of that
+   colour is there, a seed goes into the crescent (see
+   :func:`_crescent_seeds`).
 6. **Judging.** A wink is bounded (its colour does not run on), its rim is
    round and seen or hidden by another wink, its colour matches the other
    winks of that colour in the frame, and off the mat its rim is clean.
@@ -775,6 +780,7 @@ class _Rims:
     points_mm: FloatArray  # (n, r, 2) on the sampled plane
     weight: FloatArray  # (n, r): 0 no crossing, 1 into felt, less into another wink
     foreign: npt.NDArray[np.bool_]  # (n, r): the crossing leads into another wink
+    foreign_colour: npt.NDArray[np.int8]  # (n, r): that wink's colour index, else -1
     covered: npt.NDArray[np.bool_]  # (n, r): another wink lies over this one along the ray
     runs_out: FloatArray  # (n,) fraction of rays still in this colour at their end
     run_axis: FloatArray  # (n, 2) main direction of those rays (unit, sign arbitrary)
@@ -794,6 +800,8 @@ def _sample_rims(
     reference: ColourReference,
     outside_pot: npt.NDArray[np.bool_],
     n_rays: int = _N_RAYS,
+    *,
+    crescents: bool = False,
 ) -> _Rims:
     """Rim crossings along rays from each centre (see :class:`_Rims`).
 
@@ -802,7 +810,8 @@ def _sample_rims(
     (see :class:`_PotShadow`) are not another wink, and a crossing just
     before them, or a ray that runs behind the pot without one, is marked
     ``pot_hidden``: :func:`_fit_rims` may then judge the rim on what the
-    pot leaves in view.
+    pot leaves in view. ``crescents`` says whether to find ``foreign_colour``
+    (else all -1), which only seeds need.
     """
     n = len(centres_mm)
     radii = np.arange(_RAY_START_MM, _RAY_STOP_MM, _RAY_STEP_MM)
@@ -946,7 +955,9 @@ def _sample_rims(
     clean = contrast_beyond.mean(axis=2) < clean_bar[:, None]
     # Into another wink (not a shadow or the felt's texture).
     # (More than 0.3 of the 9 samples: 3 or more.)
-    other_beyond = np.take_along_axis(other, beyond, axis=2).sum(axis=2) >= 3
+    other_label = np.take_along_axis(np.where(other, label, -1), beyond, axis=2)
+    n_other_beyond = (other_label >= 0).sum(axis=2)
+    other_beyond = n_other_beyond >= 3
     # The pot (at the mat's centre) hides winks that touch it. Outside it, a
     # ray whose rim lies where the pot stands in front or just before, or
     # that runs behind the pot without a rim, is hidden as if covered (the
@@ -970,6 +981,36 @@ def _sample_rims(
     # front of the pot's overhang ends before it: it stays, weak, and
     # counts as hidden only when the fit leaves it out.
     foreign = has & ((~clean & other_beyond) | by_pot | pot_hidden)
+    # Which colour the crossing leads into: the commonest among those beyond.
+    # (Not only where it counts as foreign: on grainy felt a thin crescent of
+    # another wink may not raise the mean contrast past the felt's bar.)
+    into_wink = has & (n_other_beyond >= CRESCENT_MIN_BEYOND) & ~by_pot & ~pot_hidden
+    foreign_colour = np.full(points.shape[:2], -1, dtype=np.int8)
+    if crescents and into_wink.any():
+        # Not this wink's own blur into the felt, whatever its hue (a red
+        # wink's into green felt turns yellow): another wink's colour lies
+        # off the line from the felt towards this wink's.
+        seed_at, ray_at = np.nonzero(into_wink)
+        at = beyond[seed_at, ray_at]  # (k, 9)
+        away = np.stack([d[seed_at[:, None], ray_at[:, None], at] for d in diffs], axis=-1)
+        line = direction[seed_at].astype(np.float32)[:, None, :]
+        cover = np.maximum((away * line).sum(-1) / (line * line).sum(-1), 0.0)
+        off_line = np.linalg.norm(away - cover[..., None] * line, axis=-1)
+        labels = other_label[seed_at, ray_at]
+        # ... and nearer the line towards the colour of its hue (the
+        # reference's colour, which the light may shift: or far off its own).
+        towards = reference.prototypes.astype(np.float32)[np.maximum(labels, 0)]
+        towards = towards - felt[seed_at][:, None, :]
+        cover = np.maximum((away * towards).sum(-1) / (towards * towards).sum(-1), 0.0)
+        on_other = np.linalg.norm(away - cover[..., None] * towards, axis=-1)
+        # (The median over the samples in another wink's hue.)
+        off_line = np.nanmedian(np.where(labels >= 0, off_line, np.nan), axis=1)
+        on_other = np.nanmedian(np.where(labels >= 0, on_other, np.nan), axis=1)
+        unlike = (off_line >= CRESCENT_OFF_LINE) | (
+            (off_line >= CRESCENT_NEAR_OTHER[0]) & (off_line >= CRESCENT_NEAR_OTHER[1] * on_other)
+        )
+        votes = np.stack([(labels == k).sum(axis=1) for k in range(len(COLOURS))])
+        foreign_colour[seed_at, ray_at] = np.where(unlike, np.argmax(votes, axis=0), -1)
     weight = np.where(has, np.where(clean & ~pot_hidden, 1.0, np.where(foreign, 0.35, 0.6)), 0.0)
     # The share of this wink's middle in its own colour and in felt, of
     # what the pot leaves in view.
@@ -987,6 +1028,7 @@ def _sample_rims(
         points_mm=points,
         weight=weight,
         foreign=foreign,
+        foreign_colour=foreign_colour,
         covered=other[..., radii < _SMALL_R - 1.0].mean(axis=2) > 0.3,
         runs_out=(~has & inside[..., -1] & ~pot_hidden).mean(axis=1),
         run_axis=_principal_axis(unit, ~has & inside[..., -1] & ~pot_hidden),
@@ -1568,7 +1610,15 @@ def detect_winks(
         felt_bgr = np.array([s.background_bgr for s in seeds])
         outside = _outside_pot(camera, centres, plane_z)
         rims = _sample_rims(
-            image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference, outside
+            image_bgr,
+            camera,
+            centres,
+            colour_index,
+            felt_bgr,
+            plane_z,
+            reference,
+            outside,
+            crescents=True,
         )
         free = _free_fits(rims, centres)
         if bias is None:
@@ -1580,6 +1630,9 @@ def detect_winks(
         return _fit_rims(rims, centres, free, bias), plane_z, bias, rims, outside
 
     fits, plane_z, bias, rims, outside = first_pass(seeds, None)
+    # Where each seed's rays crossed into another wink's colour, for
+    # :func:`_crescent_seeds`.
+    rim_points, foreign_colour = rims.points_mm, rims.foreign_colour
     # A seed between two overlapping winks of one colour fails: its colour
     # runs on along the pair's axis. Try a seed on each side.
     split = np.flatnonzero(~fits.ok & (rims.runs_out > 0.25))
@@ -1595,8 +1648,10 @@ def detect_winks(
 
     def add_seeds(new: list[_Seed]) -> None:
         """Fit ``new`` seeds (with the frame's radius bias) and add them to the rest."""
-        nonlocal seeds, fits, plane_z, outside
-        more_fits, more_plane, _, _, more_outside = first_pass(new, bias)
+        nonlocal seeds, fits, plane_z, outside, rim_points, foreign_colour
+        more_fits, more_plane, _, more_rims, more_outside = first_pass(new, bias)
+        rim_points = np.concatenate([rim_points, more_rims.points_mm])
+        foreign_colour = np.concatenate([foreign_colour, more_rims.foreign_colour])
         seeds = seeds + new
         fits = _concat_fits(fits, more_fits)
         plane_z = np.concatenate([plane_z, more_plane])
@@ -1613,7 +1668,12 @@ def detect_winks(
         cv2.circle(covered, (round(col), round(row)), round(radius_px), 0, -1)
     # Seeds already tried (and failed) come back where nothing was painted
     # over them: the same rays would give the same failed fit.
-    extra = _untried(_seeds_from_mask(view, covered, label, felt), seeds)
+    extra = _seeds_from_mask(view, covered, label, felt)
+    # A small wink far under a large one shows only a crescent, too thin for
+    # the coarse view; the upper wink's rays cross into its colour.
+    extra = _untried(
+        extra + _crescent_seeds(fits, seeds, rim_points, foreign_colour, extra, reference), seeds
+    )
     if extra:
         add_seeds(extra)
     # Second pass, only for the winks found, with rays from the fitted
@@ -1978,6 +2038,110 @@ def _arc_inside_same_colour(fits: _Fits, seeds: list[_Seed]) -> npt.NDArray[np.b
         & (reach < SPLIT_MIN_REACH_MM)
     )
     return np.asarray(via_run_on & inside_other.any(axis=1))
+
+
+#: A run of at least this many adjacent rays of a found wink crossing into
+#: one other colour, that no found wink of that colour explains, is a
+#: crescent of a wink lying under it.
+CRESCENT_MIN_RAYS = 4
+#: ... each crossing followed by at least this many of its 9 samples beyond
+#: in another wink's colour ...
+CRESCENT_MIN_BEYOND = 5
+#: ... whose colour lies at least this far off the line from the felt
+#: towards the found wink's (its blur into the felt lies on it), in
+#: felt-brightness units (see :func:`_unlike_own_colour`) ...
+CRESCENT_OFF_LINE = 0.6
+#: ... or at least ``[0]`` off it and ``[1]`` times nearer the line
+#: towards the colour of its hue.
+CRESCENT_NEAR_OTHER = (0.3, 2.0)
+#: ... and not of the felt's hue, when the felt is at least this colourful
+#: (green felt; beige felt is about 0.05-0.1, see :func:`vision.colour.hue_saturation`).
+CRESCENT_FELT_SATURATION = 0.15
+#: ... and not within this of the mat's edge, past the found wink's rim, mm.
+CRESCENT_EDGE_MM = 15.0
+#: A crescent seed goes this far out past the found wink's rim, mm.
+CRESCENT_SEED_MM = 2.5
+
+
+def _crescent_seeds(
+    fits: _Fits,
+    seeds: list[_Seed],
+    rim_points_mm: FloatArray,
+    foreign_colour: npt.NDArray[np.int8],
+    pending: list[_Seed],
+    reference: ColourReference,
+) -> list[_Seed]:
+    """Seeds in the crescents of winks under found ones, where the coarse view had none.
+
+    A small wink lying 7-9 mm off the middle of a large one shows a crescent
+    4-6 mm wide: about two pixels of the coarse view, which the blob rules
+    of :func:`_find_seeds` drop. The found upper wink's rays, in the full
+    frame, cross its rim into the crescent's colour along a run of adjacent
+    rays. A seed goes just past the middle of that run, unless a found wink
+    (or a seed still to be tried, ``pending``) of that colour is there.
+
+    Parameters
+    ----------
+    fits : _Fits
+        The fits of ``seeds`` so far.
+    seeds : list of _Seed
+        One per fit.
+    rim_points_mm : (n, r, 2) ndarray of float64
+        Each seed's rim crossings, mat mm.
+    foreign_colour : (n, r) ndarray of int8
+        The colour index each crossing leads into, -1 for none (see :class:`_Rims`).
+    pending : list of _Seed
+        Seeds about to be tried.
+    reference : ColourReference
+
+    Returns
+    -------
+    list of _Seed
+    """
+    rows = np.flatnonzero(fits.ok & ((foreign_colour >= 0).sum(axis=1) >= CRESCENT_MIN_RAYS))
+    if len(rows) == 0:
+        return []
+    centres = fits.circles.centre_mm
+    radii = fits.circles.radius_mm
+    ok_colour = np.array([s.colour_index for s in seeds])
+    pending_xy = np.array([s.mat_xy_mm for s in pending]).reshape(-1, 2)
+    pending_colour = np.array([s.colour_index for s in pending], dtype=np.int64)
+    # Not the felt's own hue, on coloured felt: a wink's blur into it passes
+    # through hues of the felt's colour (yellow into green felt: green).
+    # Nor by the mat's edge, where felt and table blur into wink colours.
+    felt = np.array([seeds[i].background_bgr for i in rows])
+    felt_hue, felt_sat = hue_saturation(reference.normalise(felt, felt))
+    felt_index = np.where(
+        felt_sat > CRESCENT_FELT_SATURATION, classify_hue(felt_hue, reference)[0], -1
+    )
+    rows_ok = ~_near_mat_edge(centres[rows], radii[rows] + CRESCENT_EDGE_MM)
+    out: list[_Seed] = []
+    n_rays = foreign_colour.shape[1]
+    for i, felt_k in zip(rows[rows_ok], felt_index[rows_ok], strict=True):
+        into = foreign_colour[i]
+        for k in set(into[into >= 0].tolist()) - {seeds[i].colour_index, int(felt_k)}:
+            hit = into == k
+            # Runs of adjacent rays, round the circle: start where a run begins.
+            begins = np.flatnonzero(hit & ~np.roll(hit, 1))
+            for start in begins:
+                run = [start]
+                while hit[(run[-1] + 1) % n_rays] and len(run) < n_rays:
+                    run.append((run[-1] + 1) % n_rays)
+                if len(run) < CRESCENT_MIN_RAYS:
+                    continue
+                towards = rim_points_mm[i, run].mean(axis=0) - centres[i]
+                unit = towards / max(float(np.linalg.norm(towards)), 1e-9)
+                xy = centres[i] + unit * (radii[i] + CRESCENT_SEED_MM)
+                explained = (
+                    fits.ok
+                    & (ok_colour == k)
+                    & (np.linalg.norm(centres - xy, axis=1) < radii + 1.0)
+                ).any() or (
+                    (pending_colour == k) & (np.linalg.norm(pending_xy - xy, axis=1) < _SMALL_R)
+                ).any()
+                if not explained:
+                    out.append(_Seed(xy, int(k), seeds[i].background_bgr))
+    return out
 
 
 #: Two fits of different colours and one size whose centres are closer

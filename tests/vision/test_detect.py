@@ -463,6 +463,7 @@ def test_wink_whose_colour_runs_on_into_a_same_colour_neighbour_is_kept() -> Non
         points_mm=points,
         weight=np.where(runs_past, 0.0, 1.0)[None],
         foreign=none,
+        foreign_colour=np.full((1, 36), -1, dtype=np.int8),
         covered=none,
         runs_out=np.array([runs_past.mean()]),
         run_axis=np.array([[1.0, 0.0]]),
@@ -523,6 +524,7 @@ def _two_small_red_fits(centres_mm: np.ndarray) -> tuple[_Fits, _Rims]:
         points_mm=centres_mm[:, None, :] + 8.0 * unit[None],
         weight=np.ones((n, 36)),
         foreign=none,
+        foreign_colour=np.full((n, 36), -1, dtype=np.int8),
         covered=none,
         runs_out=np.zeros(n),
         run_axis=np.tile([1.0, 0.0], (n, 1)),
@@ -658,3 +660,45 @@ def test_wink_against_the_pot_is_fitted_from_what_the_pot_leaves_in_view(
 def test_the_pot_makes_no_wink(pot_scene) -> None:
     _, _, found = pot_scene
     assert len(found) == len(BEHIND_POT) + 1
+
+
+def _crescent_pair(
+    x_mm: float, y_mm: float, lower: Colour, upper: Colour, offset_mm: float, angle_deg: float
+) -> tuple[Disc, Disc]:
+    """A small wink and a large one lying on it, their middles ``offset_mm`` apart."""
+    angle = np.radians(angle_deg)
+    return (
+        Disc(x_mm, y_mm, 8.0, WINK_BGR[lower]),
+        Disc(
+            x_mm + offset_mm * np.cos(angle),
+            y_mm + offset_mm * np.sin(angle),
+            11.0,
+            WINK_BGR[upper],
+            top_z_mm=3.4,
+        ),
+    )
+
+
+# Small winks far under large ones of another colour, 6.5-8 mm off their
+# middles: each shows only a crescent 3.5-5 mm wide, about two pixels of
+# the coarse view, so only the upper wink's rays crossing into it find it.
+CRESCENT_PAIRS = [
+    # red under yellow, the crescent to the left
+    _crescent_pair(-150.0, 40.0, Colour.RED, Colour.YELLOW, 6.5, 0.0),
+    # blue under green, the crescent below
+    _crescent_pair(250.0, -90.0, Colour.BLUE, Colour.GREEN, 7.0, 90.0),
+    # green under red, the crescent to the right
+    _crescent_pair(-300.0, -200.0, Colour.GREEN, Colour.RED, 8.0, 200.0),
+]
+
+
+def test_small_wink_showing_only_a_crescent_under_a_large_one_is_found() -> None:
+    camera = _camera()
+    discs = [d for pair in CRESCENT_PAIRS for d in pair]
+    found = detect_winks(_render(camera, discs, seed=5), camera)
+    assert len(found) == len(discs)
+    for lower, upper in CRESCENT_PAIRS:
+        i, j = _match(found, lower), _match(found, upper)
+        assert (found.size[i], found.size[j]) == (WinkSize.SMALL, WinkSize.LARGE)
+        assert WINK_BGR[found.colour[i]] == lower.bgr
+        assert np.hypot(*(found.mat_xy_mm[i] - [lower.x_mm, lower.y_mm])) < 1.0
