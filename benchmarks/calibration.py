@@ -174,7 +174,8 @@ def main(argv: list[str]) -> int:
                 f"{len(known)}/{len(ok)}, right {sum(bool(r['orientation_right']) for r in known)}"
                 f"/{len(known)} | pot rim found {len(pots)}/{len(ok)}"
                 + (f", off centre max {pots.max():.2f} mm" if len(pots) else "")
-                + f" | max error over sigma: median {np.median(z):.2f}, above 1 "
+                + f" | max error over sigma: median {np.median(z):.2f}, p90 "
+                f"{np.percentile(z, 90):.2f}, max {z.max():.2f}, above 1 "
                 f"{int(np.sum(z > 1))}/{len(z)}, above 2 {int(np.sum(z > 2))}/{len(z)}"
                 + f" | time median {np.median(col('seconds')):.2f} s"
             )

@@ -24,7 +24,12 @@ from calibration.mat import (
     _clockwise,
     find_mat_quads,
 )
-from calibration.pipeline import PipelineResult, fit_from_outline, image_lab_float
+from calibration.pipeline import (
+    PipelineResult,
+    edge_colour_steps,
+    fit_from_outline,
+    image_lab_float,
+)
 from calibration.pot import find_pot_rim
 from calibration.result import (
     BadCornersError,
@@ -49,6 +54,12 @@ MIN_BASELINES_AUTO = 2
 #: show on fewer profiles, must show all four baselines instead (with three, a
 #: beige-on-wood test image fitted an outline 44 px off).
 MIN_BASELINES_FAINT = 4
+#: Both edges of a pair showing less felt/table colour step than this fraction
+#: of the clearest edge's are not the mat's. The true edges of 57 development
+#: images (ground-truth cameras) showed at least 0.23 of it, and 0.42 but for a
+#: beige-on-beige-wood image; a camera that put two edges on a table's planks
+#: showed 0.04.
+MIN_EDGE_STEP_RATIO = 0.1
 #: Outlines tried from the faint-edge search when the ordinary one finds no mat.
 COARSE_OUTLINES = 3
 #: A fit whose mapping is uncertain by more than this (one sigma, mm) is rejected.
@@ -218,7 +229,10 @@ def _fit(
             "(rule 2.3.1) where a mat would have them; make sure the whole mat is in view, "
             "or give the four corners by hand (needed for a mat without baselines)",
         )
+    # (Failures are falsy, so no `or` here.)
     disagreement = _evidence_disagrees(result, manual=manual)
+    if disagreement is None:
+        disagreement = _edges_show_no_step(image_lab, result, manual=manual)
     if disagreement is not None:
         return disagreement
     sigma = mapping_sigma_mm(fit)
@@ -269,6 +283,38 @@ def _evidence_disagrees(result: PipelineResult, *, manual: bool) -> CalibrationF
                 f"baseline it found by {b.rms_residual_mm:.1f} mm RMS (at most "
                 f"{MAX_BASELINE_RMS_MM} mm in a right fit): the outline is probably not the "
                 f"mat's own; {advice}",
+            )
+    return None
+
+
+def _edges_show_no_step(
+    image_lab: npt.NDArray[np.float32], result: PipelineResult, *, manual: bool
+) -> CalibrationFailure | None:
+    """A failure when both edges of one pair show no felt/table step, else None.
+
+    A camera that puts two opposite edges of the mat on the table (a plank's
+    seam, the grain) can still fit their edge points and the baselines at one
+    end; but a mat's edge is where felt gives way to table, so it shows a step.
+    """
+    steps = edge_colour_steps(image_lab, result.fit.camera)
+    strongest = float(np.nanmax(steps)) if np.any(np.isfinite(steps)) else 0.0
+    for name, pair in (("long", (0, 2)), ("short", (1, 3))):
+        pair_steps = steps[list(pair)]
+        if not np.all(np.isfinite(pair_steps)) or strongest <= 0:
+            continue
+        if float(pair_steps.max()) < MIN_EDGE_STEP_RATIO * strongest:
+            where = "given" if manual else "found"
+            advice = (
+                "check that the corners are the mat's own, in pixels of this image"
+                if manual
+                else "give the mat's four corners by hand"
+            )
+            return CalibrationFailure(
+                FailureReason.EVIDENCE_DISAGREES,
+                f"calibration refused: the camera fitted to the {where} outline puts both "
+                f"{name} edges of the mat where the colour does not change (steps "
+                f"{pair_steps[0]:.1f} and {pair_steps[1]:.1f} against {strongest:.1f} on the "
+                f"clearest edge): they are on the table, not the mat's edges; {advice}",
             )
     return None
 

@@ -235,6 +235,49 @@ def _refine(
     return PipelineResult(fit=fit, baselines=tuple(baselines), edge_found_fraction=edge_frac)
 
 
+#: Bands of felt and of table compared across each edge by :func:`edge_colour_steps`:
+#: this far inside and outside the edge, mm.
+_STEP_BAND_MM = (15.0, 25.0, 40.0)
+
+
+def edge_colour_steps(image_lab: npt.NDArray[np.float32], camera: CameraModel) -> FloatArray:
+    """How much the colour changes across each mat edge the camera predicts.
+
+    The median Lab colour of a band just inside the edge minus that of a band
+    just outside (15-40 mm either side, along the middle 70 % of the edge), as
+    a length (8-bit Lab units), per edge in the order of ``edge_lines()``.
+    NaN where the outside band is not in the picture.
+
+    Returns
+    -------
+    (4,) ndarray
+    """
+    steps = np.full(4, np.nan)
+    frac = np.linspace(0.15, 0.85, 60)[:, None]
+    for i, line in enumerate(edge_lines()):
+        a, b = MAT_CORNERS_MM[i], MAT_CORNERS_MM[(i + 1) % 4]
+        on_edge = a + frac * (b - a)
+        normal = np.asarray(line.normal)
+        medians = []
+        for sign in (-1.0, 1.0):
+            pts_mm = np.vstack([on_edge + sign * d * normal for d in _STEP_BAND_MM])
+            xy = camera.mat_to_image(pts_mm).astype(np.float32)
+            sampled = cv2.remap(
+                image_lab,
+                xy[:, 0].reshape(1, -1),
+                xy[:, 1].reshape(1, -1),
+                cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_CONSTANT,
+                borderValue=(np.nan, np.nan, np.nan),
+            )
+            values = np.asarray(sampled, np.float64).reshape(-1, 3)
+            values = values[np.all(np.isfinite(values), axis=1)]
+            medians.append(np.median(values, axis=0) if len(values) > 20 else None)
+        if medians[0] is not None and medians[1] is not None:
+            steps[i] = float(np.linalg.norm(medians[0] - medians[1]))
+    return steps
+
+
 def _robust_sigma(values: FloatArray) -> float:
     if len(values) == 0:
         return 0.0

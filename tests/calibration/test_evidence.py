@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from calibration import NoMatFoundError, calibrate
+from calibration.camera import CameraModel
 from calibration.fit import MAT_CORNERS_MM
+from calibration.pipeline import edge_colour_steps, image_lab_float
 from tests.calibration.synthetic import HALF_LENGTH_MM, look_at_camera, render_mat
 
 SIZE_WH = (800, 450)
@@ -57,3 +59,34 @@ def test_the_mats_own_corners_on_the_same_board_are_accepted(mat_on_a_board) -> 
 def test_found_automatically_the_mat_is_chosen_over_the_board_outline(mat_on_a_board) -> None:
     truth, image = mat_on_a_board
     assert _mapping_error_mm(calibrate(image), truth) < 2.0
+
+
+@pytest.mark.parametrize(
+    ("scale_xy", "step_edges"),
+    [
+        ((1.0, 1.0), (0, 1, 2, 3)),  # the mat's own edges: felt gives way to table on all four
+        ((1.0, 1.2), (1, 3)),  # long edges out on the table: only the short edges show a step
+        ((1.1, 1.0), (0, 2)),  # short edges out on the table: only the long edges do
+    ],
+)
+def test_edge_colour_steps_show_where_felt_meets_table(
+    mat_on_a_board, scale_xy: tuple[float, float], step_edges: tuple[int, ...]
+) -> None:
+    truth, image = mat_on_a_board
+    steps = edge_colour_steps(image_lab_float(image), _Stretched(truth, scale_xy))
+    strongest = np.nanmax(steps)
+    for i in range(4):
+        if i in step_edges:
+            assert steps[i] > 0.3 * strongest
+        else:
+            assert steps[i] < 0.1 * strongest
+
+
+class _Stretched:
+    """A camera that sees the mat stretched by ``scale_xy``: its edges lie outside the true ones."""
+
+    def __init__(self, camera: CameraModel, scale_xy: tuple[float, float]) -> None:
+        self.camera, self.scale = camera, np.asarray(scale_xy)
+
+    def mat_to_image(self, mat_xy_mm: np.ndarray) -> np.ndarray:
+        return self.camera.mat_to_image(np.asarray(mat_xy_mm) * self.scale)
