@@ -61,6 +61,11 @@ MAX_RECTIFIED_RMS = 0.035
 #: (closeups 103 and 890), and a fit across two winks does not go all round.
 #: Its outline's departure from a circle then widens the verdict's uncertainty.
 MAX_TILTED_RMS = 0.07
+#: Image fits off their rim points by less than this (rms, px) count as clean when
+#: the sizes of the winks in view are grouped: winks measured mostly 0.1-0.65 px (a
+#: few up to 0.9, which then only do not count towards the group), loose
+#: ellipses through clutter 0.7-1.2 px (close-ups 860, 1022).
+CLEAN_FIT_RMS_PX = 0.7
 #: Rectified rms (share of the radius) above which a wink counts as out of round.
 ROUND_RMS = 0.02
 #: The plane is fitted to winks within this share of the photo's width of the dispute.
@@ -235,10 +240,10 @@ def rectify(
     ``known_sizes`` (diameter by wink id) the sizes are not guessed again.
     """
     intr = PinholeIntrinsics.from_hfov(image_wh[0], image_wh[1], hfov_deg)
-    winks = _consistent_sizes(winks)
     target = np.asarray(
         around_xy_px if around_xy_px is not None else ((image_wh[0] - 1) / 2, (image_wh[1] - 1) / 2)
     )
+    winks = _consistent_sizes(winks)
     by_distance = sorted(
         winks, key=lambda w: float(np.hypot(*(np.asarray(w.ellipse.centre_xy_px) - target)))
     )
@@ -394,14 +399,21 @@ def _consistent_sizes(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]
     """The largest group of ellipses whose sizes could all be winks in one photo.
 
     Two winks differ by at most 22/16 in size, and perspective in a close-up
-    adds at most ~1.3 more; a pot or a cup is far bigger.
+    adds at most ~1.3 more; a pot or a cup is far bigger. The group is the
+    one with most cleanly fitted, well-seen members (then most members):
+    loose fits to clutter (a score sheet's print, arcs of a pile) can
+    outnumber the winks in view.
     """
     if len(winks) < 2:
         return winks
     major = np.array([w.ellipse.semi_axes_px[0] for w in winks])
+    clean = np.array(
+        [w.rim_visible_fraction >= 0.75 and w.fit_rms_px < CLEAN_FIT_RMS_PX for w in winks]
+    )
     band = 1.375 * 1.3
-    support = [int(np.sum((major / m < band) & (m / major < band))) for m in major]
-    ref = major[int(np.argmax(support))]
+    fits = [(major / m < band) & (m / major < band) for m in major]
+    support = [(int(np.sum(f & clean)), int(np.sum(f))) for f in fits]
+    ref = major[max(range(len(major)), key=lambda k: support[k])]
     return tuple(w for w, m in zip(winks, major, strict=True) if m / ref < band and ref / m < band)
 
 

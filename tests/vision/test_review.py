@@ -401,3 +401,26 @@ def test_a_crescent_of_a_wink_under_another_is_refitted_with_its_known_size():
     red = next(w.id for w in verdict.winks if w.colour == "red")
     assert verdict.upper == red
     assert verdict.overlap_mm == pytest.approx(11.0, abs=0.3)
+
+
+def test_loose_fits_to_clutter_do_not_outvote_the_winks_sizes():
+    from vision.closeup import CloseupWink, ImageEllipse
+    from vision.review import _consistent_sizes
+
+    def wink(name, semi_major_px, rms_px, visible):
+        return CloseupWink(
+            id=name,
+            colour=None,
+            ellipse=ImageEllipse((0.0, 0.0), (semi_major_px, 0.8 * semi_major_px), 0.0),
+            rim_image_px=np.zeros((0, 2)),
+            rim_visible_fraction=visible,
+            fit_rms_px=rms_px,
+        )
+
+    winks = (
+        wink("small", 61.0, 0.44, 1.0),
+        wink("large", 83.0, 0.50, 1.0),
+        # Loose ellipses through the print of a score sheet, all about one size.
+        *(wink(f"clutter{k}", 200.0 + 30 * k, 1.1, 0.75) for k in range(5)),
+    )
+    assert [w.id for w in _consistent_sizes(winks)] == ["small", "large"]
