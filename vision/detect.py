@@ -984,33 +984,48 @@ def _sample_rims(
     # Which colour the crossing leads into: the commonest among those beyond.
     # (Not only where it counts as foreign: on grainy felt a thin crescent of
     # another wink may not raise the mean contrast past the felt's bar.)
-    into_wink = has & (n_other_beyond >= CRESCENT_MIN_BEYOND) & ~by_pot & ~pot_hidden
     foreign_colour = np.full(points.shape[:2], -1, dtype=np.int8)
+    # (A crossing near the seed is the edge of a wink lying over this one.)
+    into_wink = (
+        has
+        & (n_other_beyond >= CRESCENT_MIN_BEYOND)
+        & (rim_r >= _SMALL_R - CRESCENT_ON_RIM_MM - 2.0)
+        & ~by_pot
+        & ~pot_hidden
+    )
+    if crescents and into_wink.any():
+        # Only runs of adjacent rays make a crescent seed: the rays that end
+        # one (round the circle), and the rays before them.
+        span = CRESCENT_MIN_RAYS - 1
+        wrapped = np.concatenate([into_wink[:, -span:], into_wink], axis=1)
+        run_end = wrapped[:, span:].copy()
+        for shift in range(1, span + 1):
+            run_end &= wrapped[:, span - shift : wrapped.shape[1] - shift]
+        wrapped = np.concatenate([run_end, run_end[:, :span]], axis=1)
+        into_wink = run_end
+        for shift in range(1, span + 1):
+            into_wink |= wrapped[:, shift : shift + n_rays]
     if crescents and into_wink.any():
         # Not this wink's own blur into the felt, whatever its hue (a red
         # wink's into green felt turns yellow): another wink's colour lies
-        # off the line from the felt towards this wink's.
+        # off the line from the felt towards this wink's, and nearer the
+        # line towards the colour of its hue (the reference's colour, which
+        # the light may shift: or else far off its own line). Judged on the
+        # mean colour of the samples beyond in another wink's hue.
         seed_at, ray_at = np.nonzero(into_wink)
-        at = beyond[seed_at, ray_at]  # (k, 9)
-        away = np.stack([d[seed_at[:, None], ray_at[:, None], at] for d in diffs], axis=-1)
-        line = direction[seed_at].astype(np.float32)[:, None, :]
-        cover = np.maximum((away * line).sum(-1) / (line * line).sum(-1), 0.0)
-        off_line = np.linalg.norm(away - cover[..., None] * line, axis=-1)
-        labels = other_label[seed_at, ray_at]
-        # ... and nearer the line towards the colour of its hue (the
-        # reference's colour, which the light may shift: or far off its own).
-        towards = reference.prototypes.astype(np.float32)[np.maximum(labels, 0)]
-        towards = towards - felt[seed_at][:, None, :]
-        cover = np.maximum((away * towards).sum(-1) / (towards * towards).sum(-1), 0.0)
-        on_other = np.linalg.norm(away - cover[..., None] * towards, axis=-1)
-        # (The median over the samples in another wink's hue.)
-        off_line = np.nanmedian(np.where(labels >= 0, off_line, np.nan), axis=1)
-        on_other = np.nanmedian(np.where(labels >= 0, on_other, np.nan), axis=1)
+        labels = other_label[seed_at, ray_at]  # (k, 9)
+        labelled = (labels >= 0).astype(np.float32)
+        at = (seed_at * n_rays + ray_at)[:, None] * n_s + beyond[seed_at, ray_at]
+        away = np.column_stack([(d.reshape(-1).take(at) * labelled).sum(axis=1) for d in diffs])
+        away /= labelled.sum(axis=1)[:, None]
+        votes = np.column_stack([(labels == k).sum(axis=1) for k in range(len(COLOURS))])
+        into = np.argmax(votes, axis=1)
+        off_line = _off_line(away, direction[seed_at])
+        on_other = _off_line(away, reference.prototypes[into] - felt[seed_at])
         unlike = (off_line >= CRESCENT_OFF_LINE) | (
             (off_line >= CRESCENT_NEAR_OTHER[0]) & (off_line >= CRESCENT_NEAR_OTHER[1] * on_other)
         )
-        votes = np.stack([(labels == k).sum(axis=1) for k in range(len(COLOURS))])
-        foreign_colour[seed_at, ray_at] = np.where(unlike, np.argmax(votes, axis=0), -1)
+        foreign_colour[seed_at, ray_at] = np.where(unlike, into, -1)
     weight = np.where(has, np.where(clean & ~pot_hidden, 1.0, np.where(foreign, 0.35, 0.6)), 0.0)
     # The share of this wink's middle in its own colour and in felt, of
     # what the pot leaves in view.
@@ -1037,6 +1052,14 @@ def _sample_rims(
         felt_fraction=felt_core.sum(axis=(1, 2)) / n_seen,
         pot_hidden=pot_hidden,
     )
+
+
+def _off_line(colour: npt.ArrayLike, towards: npt.ArrayLike) -> FloatArray:
+    """(k,) distance of each ``colour`` (k, 3) from the half-line ``t * towards`` (k, 3), t >= 0."""
+    colour = np.asarray(colour, dtype=np.float64)
+    towards = np.asarray(towards, dtype=np.float64)
+    cover = np.maximum((colour * towards).sum(axis=1) / (towards * towards).sum(axis=1), 0.0)
+    return np.asarray(np.linalg.norm(colour - cover[:, None] * towards, axis=1))
 
 
 def _unlike_own_colour(
@@ -1618,7 +1641,9 @@ def detect_winks(
             plane_z,
             reference,
             outside,
-            crescents=True,
+            # Crescents are sought round the first seeds' winks only: the
+            # seeds that follow are few and seldom lie on another wink.
+            crescents=bias is None,
         )
         free = _free_fits(rims, centres)
         if bias is None:
@@ -2044,6 +2069,8 @@ def _arc_inside_same_colour(fits: _Fits, seeds: list[_Seed]) -> npt.NDArray[np.b
 #: one other colour, that no found wink of that colour explains, is a
 #: crescent of a wink lying under it.
 CRESCENT_MIN_RAYS = 4
+#: ... each crossing within this of its fitted circle ...
+CRESCENT_ON_RIM_MM = 1.5
 #: ... each crossing followed by at least this many of its 9 samples beyond
 #: in another wink's colour ...
 CRESCENT_MIN_BEYOND = 5
@@ -2118,7 +2145,10 @@ def _crescent_seeds(
     out: list[_Seed] = []
     n_rays = foreign_colour.shape[1]
     for i, felt_k in zip(rows[rows_ok], felt_index[rows_ok], strict=True):
-        into = foreign_colour[i]
+        # Only crossings at the found wink's own rim: a wink under another
+        # crosses into the upper one's colour inside its circle.
+        off_rim = np.linalg.norm(rim_points_mm[i] - centres[i], axis=1) - radii[i]
+        into = np.where(np.abs(off_rim) <= CRESCENT_ON_RIM_MM, foreign_colour[i], -1)
         for k in set(into[into >= 0].tolist()) - {seeds[i].colour_index, int(felt_k)}:
             hit = into == k
             # Runs of adjacent rays, round the circle: start where a run begins.
