@@ -985,7 +985,8 @@ def _sample_rims(
     # (Not only where it counts as foreign: on grainy felt a thin crescent of
     # another wink may not raise the mean contrast past the felt's bar.)
     foreign_colour = np.full(points.shape[:2], -1, dtype=np.int8)
-    # (A crossing near the seed is the edge of a wink lying over this one.)
+    # Not a crossing well inside a small wink's rim (allowing for a seed
+    # 2 mm off the middle): that is the edge of a wink lying over this one.
     into_wink = (
         has
         & (n_other_beyond >= CRESCENT_MIN_BEYOND)

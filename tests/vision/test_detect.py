@@ -16,14 +16,17 @@ import pytest
 
 from calibration.camera import CameraModel
 from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
+from vision.colour import ColourReference
 from vision.detect import (
     UnreadableImageError,
     _assemble,
+    _crescent_seeds,
     _distance_peaks,
     _fit_rims,
     _Fits,
     _free_fits,
     _Rims,
+    _Seed,
     _within_reach,
     build_birds_eye_view,
     detect_winks,
@@ -702,3 +705,66 @@ def test_small_wink_showing_only_a_crescent_under_a_large_one_is_found() -> None
         assert (found.size[i], found.size[j]) == (WinkSize.SMALL, WinkSize.LARGE)
         assert WINK_BGR[found.colour[i]] == lower.bgr
         assert np.hypot(*(found.mat_xy_mm[i] - [lower.x_mm, lower.y_mm])) < 1.0
+
+
+def _fits_at(centres_mm: list[tuple[float, float]], radii_mm: list[float]) -> _Fits:
+    """Complete, clean fits of winks at ``centres_mm`` with these radii."""
+    n = len(centres_mm)
+    circles = CircleFits(
+        centre_mm=np.array(centres_mm, dtype=float),
+        radius_mm=np.array(radii_mm, dtype=float),
+        rms_mm=np.full(n, 0.3),
+        inliers=np.ones((n, 36), dtype=bool),
+        arc_fraction=np.ones(n),
+        centre_sigma_mm=np.full(n, 0.1),
+        ok=np.ones(n, dtype=bool),
+    )
+    return _Fits(
+        ok=np.ones(n, dtype=bool),
+        large=np.array(radii_mm) > 9.5,
+        size_confidence=np.ones(n),
+        circles=circles,
+        occluded_fraction=np.zeros(n),
+    )
+
+
+_RED, _YELLOW = 2, 3  # indices into vision.colour.COLOURS
+_BEIGE_FELT = np.array(FELT_BGR)
+
+
+@pytest.mark.parametrize(
+    ("rays", "reach_mm", "red_found", "seeded"),
+    [
+        # five adjacent rays cross the yellow wink's rim into red: a crescent
+        (range(16, 21), 11.0, False, True),
+        # three are too few
+        (range(16, 19), 11.0, False, False),
+        # crossings well inside the circle: a red wink lies over this one
+        (range(16, 21), 4.0, False, False),
+        # a red wink already found there explains the run
+        (range(16, 21), 11.0, True, False),
+    ],
+)
+def test_crescent_seed_goes_where_a_found_wink_crosses_its_rim_into_another_colour(
+    rays: range, reach_mm: float, red_found: bool, seeded: bool
+) -> None:
+    angles = np.linspace(0.0, 2 * np.pi, 36, endpoint=False)
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    centres = [(100.0, 50.0), (89.5, 50.0)] if red_found else [(100.0, 50.0)]
+    fits = _fits_at(centres, [11.0, 8.0][: len(centres)])
+    colours = [_YELLOW, _RED][: len(centres)]
+    seeds = [_Seed(np.array(c), k, _BEIGE_FELT) for c, k in zip(centres, colours, strict=True)]
+    # The rim crossings along the rays from each centre; the yellow wink's
+    # rays in ``rays`` cross at ``reach_mm``.
+    points = np.array(centres)[:, None, :] + 11.0 * unit[None]
+    points[0, list(rays)] = np.array(centres[0]) + reach_mm * unit[list(rays)]
+    into = np.full((len(centres), 36), -1, dtype=np.int8)
+    into[0, list(rays)] = _RED
+    found = _crescent_seeds(fits, seeds, points, into, [], ColourReference())
+    if not seeded:
+        assert found == []
+        return
+    assert len(found) == 1
+    assert found[0].colour_index == _RED
+    # Just past the yellow rim, in the middle of the run (ray 18: 180 degrees).
+    np.testing.assert_allclose(found[0].mat_xy_mm, [100.0 - 11.0 - 2.5, 50.0], atol=0.1)
