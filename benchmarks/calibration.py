@@ -159,8 +159,8 @@ def main(argv: list[str]) -> int:
                 if float(r["map_mm_max"]) > WRONG_MM  # type: ignore[arg-type]
                 or (r["orientation_known"] and not r["orientation_right"])
             ]
-            # How honest the stated one-sigma error is: about a third of images
-            # should exceed it and few should exceed twice it.
+            # How honest the stated error is: few images should exceed it, and
+            # none by much (its median ratio says how far it overstates).
             z = col("map_mm_max") / col("sigma_mm")
             pots = col("pot_offset_mm")
             pots = pots[np.isfinite(pots)]
