@@ -60,6 +60,10 @@ MIN_BASELINES_FAINT = 4
 #: beige-on-beige-wood image; a camera that put two edges on a table's planks
 #: showed 0.04.
 MIN_EDGE_STEP_RATIO = 0.1
+#: A fit from corners given by hand refines them; one whose corners end further
+#: than this fraction of the image diagonal from them followed other edges (a
+#: beige-on-wood image fitted from its true corners ended 390 mm wrong).
+MAX_MANUAL_CORNER_MOVE = 0.02
 #: Outlines tried from the faint-edge search when the ordinary one finds no mat.
 COARSE_OUTLINES = 3
 #: A fit whose mapping is uncertain by more than this (one sigma, mm) is rejected.
@@ -245,6 +249,17 @@ def _fit(
         )
     corners = fit.camera.mat_to_image(MAT_CORNERS_MM)
     h, w = image_lab.shape[:2]
+    if manual:
+        moved_px = _corner_move_px(corners, outline_px)
+        limit_px = MAX_MANUAL_CORNER_MOVE * float(np.hypot(w, h))
+        if not moved_px <= limit_px:
+            return CalibrationFailure(
+                FailureReason.EVIDENCE_DISAGREES,
+                f"calibration refused: the camera fitted to the given corners puts the mat's "
+                f"corners up to {moved_px:.0f} px away from them (at most {limit_px:.0f} px "
+                "when it only refines them): the edges it followed are not the mat's; check "
+                "that the corners are the mat's own, in pixels of this image",
+            )
     margin = 1.0
     outside = (
         (corners[:, 0] < -margin)
@@ -259,6 +274,17 @@ def _fit(
             "the image; move the camera back or zoom out until the whole mat shows",
         )
     return MatFit(corners_image_xy_px=corners, camera=fit.camera, pipeline=result)
+
+
+def _corner_move_px(fitted_px: FloatArray, given_px: FloatArray) -> float:
+    """Largest distance between fitted and given corners, matched in the best order."""
+    given = np.asarray(given_px, np.float64)
+    best = np.inf
+    for ordered in (given, given[::-1]):
+        for shift in range(4):
+            moved = np.linalg.norm(np.roll(ordered, shift, axis=0) - fitted_px, axis=1)
+            best = min(best, float(moved.max()))
+    return best
 
 
 def _evidence_disagrees(result: PipelineResult, *, manual: bool) -> CalibrationFailure | None:

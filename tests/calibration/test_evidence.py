@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from calibration import NoMatFoundError, calibrate
+from calibration.api import _corner_move_px
 from calibration.camera import CameraModel
 from calibration.fit import MAT_CORNERS_MM
 from calibration.pipeline import edge_colour_steps, image_lab_float
@@ -90,3 +91,18 @@ class _Stretched:
 
     def mat_to_image(self, mat_xy_mm: np.ndarray) -> np.ndarray:
         return self.camera.mat_to_image(np.asarray(mat_xy_mm) * self.scale)
+
+
+@pytest.mark.parametrize(
+    ("shift", "reverse"),
+    [
+        (0, False),  # same order
+        (1, False),  # starting at another corner
+        (2, True),  # the other way round (clockwise against counter-clockwise)
+    ],
+)
+def test_corner_move_is_measured_in_the_best_matching_order(shift: int, reverse: bool) -> None:
+    fitted = np.array([[100.0, 100.0], [900.0, 110.0], [880.0, 500.0], [120.0, 480.0]])
+    given = np.roll(fitted + np.array([3.0, -4.0]), shift, axis=0)
+    given = given[::-1] if reverse else given
+    assert _corner_move_px(fitted, given) == pytest.approx(5.0)
