@@ -198,6 +198,7 @@ def assemble_board(
     image_bgr: npt.NDArray[np.uint8] | None = None,
     *,
     corners_mm: Mapping[Colour, Sequence[float]] | None = None,
+    corners_read: bool = False,
     pot_centre_mm: Sequence[float] = (0.0, 0.0),
     hidden_area: bool = False,
     previous: Board | None = None,
@@ -215,6 +216,10 @@ def assemble_board(
         The frame, for the image evidence on which wink is on top.
     corners_mm : mapping of Colour to (2,) array_like, optional
         Each colour's corner; the canonical layout by default.
+    corners_read : bool
+        The corners were read (by the calibration or from the winks), not a
+        default: the winks behind the baselines do not overrule them (see
+        :func:`vision.status.read_unplayed`).
     pot_centre_mm : (2,) array_like
     hidden_area : bool
         Part of the mat is hidden (hands): inferred potted winks become
@@ -268,7 +273,9 @@ def assemble_board(
     off = (edge > 0) & ~potted
     # Behind its own baseline, under the corner layout the winks bear out:
     # a calibration that could not read the corner colours gives a default.
-    unplayed_reading = read_unplayed(mat_xy, list(dets.colour), corners, ~potted & ~off)
+    unplayed_reading = read_unplayed(
+        mat_xy, list(dets.colour), corners, ~potted & ~off, layout_read=corners_read
+    )
     behind = unplayed_reading.beyond_own_baseline_mm
     if unplayed_reading.note:
         notes.append(unplayed_reading.note)

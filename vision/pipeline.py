@@ -129,6 +129,9 @@ class FrameContext:
         Fraction of the mat's area outside the frame.
     orientation_known : bool
         False when the calibration could not tell blue's corner.
+    corners_read : bool
+        The corners were read (by the calibration, or given), not the
+        default layout.
     """
 
     camera: CameraModel
@@ -141,6 +144,7 @@ class FrameContext:
     edge_bands_px: tuple[tuple[FloatArray, FloatArray], ...]
     mat_out_of_view_fraction: float = 0.0
     orientation_known: bool = True
+    corners_read: bool = False
 
 
 def _mat_outline_mm(step_mm: float = 20.0) -> FloatArray:
@@ -214,6 +218,7 @@ def prepare_context(
     pot_centre_mm : (2,) array_like
     """
     camera = _camera_of(calibration_or_camera)
+    corners_read = corners_mm is not None or _corners_of(calibration_or_camera) is not None
     if corners_mm is None:
         corners_mm = _corners_of(calibration_or_camera) or DEFAULT_CORNERS_MM
     corners = {Colour(k): (float(v[0]), float(v[1])) for k, v in corners_mm.items()}
@@ -259,6 +264,7 @@ def prepare_context(
     return FrameContext(
         mat_out_of_view_fraction=float(1.0 - in_view.mean()),
         orientation_known=bool(getattr(calibration_or_camera, "orientation_known", True)),
+        corners_read=corners_read,
         edge_bands_px=_edge_bands(camera),
         camera=camera,
         corners_mm=corners,
@@ -623,8 +629,11 @@ def analyze_frame(
             f"y={region.mat_polygon_mm[:, 1].mean():.0f} mm): winks there are not reported"
         )
     corners = context.corners_mm
+    corners_read = context.corners_read
     orientation_known = context.orientation_known
     if not orientation_known:
+        # Corners the calibration could not orient are not a reading.
+        corners_read = False
         found = corners_from_unplayed(used.mat_xy_mm, list(used.colour)) if len(used) else None
         if found is None:
             notes.append(
@@ -644,6 +653,7 @@ def analyze_frame(
                 hidden = tuple(replace(r, mat_polygon_mm=-r.mat_polygon_mm) for r in hidden)
                 found = {c: (-x, -y) for c, (x, y) in found.items()}
             corners = found
+            corners_read = True
             orientation_known = True
     if context.mat_out_of_view_fraction > 0.005:
         notes.append(
@@ -656,6 +666,7 @@ def analyze_frame(
         camera,
         image_bgr,
         corners_mm=corners,
+        corners_read=corners_read,
         pot_centre_mm=context.pot_centre_mm,
         hidden_area=bool(hidden) or context.mat_out_of_view_fraction > 0.005,
         previous=previous,

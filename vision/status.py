@@ -673,6 +673,8 @@ def read_unplayed(
     colours: Sequence[Colour],
     corners_mm: Mapping[Colour, Sequence[float]],
     candidates: npt.ArrayLike | None = None,
+    *,
+    layout_read: bool = False,
 ) -> UnplayedReading:
     """Which winks lie behind their own baseline, checked against the other corner layouts.
 
@@ -699,6 +701,11 @@ def read_unplayed(
     candidates : (N,) bool array_like, optional
         Winks that may be unplayed (not potted, not off, not on top of
         another); default all.
+    layout_read : bool
+        The given layout was read (by the calibration from the winks in the
+        corners at the start, or given by the user), not a default: it is
+        used as it is. Late in a game a few played winks can lie in other
+        corners, and they must not outvote what was seen.
 
     Returns
     -------
@@ -710,6 +717,8 @@ def read_unplayed(
         return UnplayedReading(np.zeros(0), np.zeros(0, bool), "")
     may = np.ones(n, bool) if candidates is None else np.asarray(candidates, dtype=bool)
     given = own_unplayed_triangle(pts, colours, corners_mm)
+    if layout_read:
+        return UnplayedReading(np.asarray(given, dtype=float), np.zeros(n, bool), "")
     others = []
     for start in range(4):
         layout = {c: CLOCKWISE_CORNERS_MM[(start + k) % 4] for k, c in enumerate(Colour)}

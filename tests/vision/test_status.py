@@ -9,7 +9,7 @@ import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
-from vision.pipeline import analyze_frame
+from vision.pipeline import analyze_frame, prepare_context
 from vision.status import (
     CLOCKWISE_CORNERS_MM,
     DEFAULT_CORNERS_MM,
@@ -345,3 +345,33 @@ def test_a_free_wink_with_its_rim_partly_hidden_by_nothing_found_is_unsure_while
     assert first.status is WinkStatus.FREE
     assert first.uncertain is unsure
     assert any("one may lie on it" in r for r in first.review) is unsure
+
+
+@pytest.mark.parametrize(
+    ("corners_read", "status_of_both"),
+    [
+        # the calibration read the corners: the played winks in other corners stay free
+        (True, WinkStatus.FREE),
+        # a default layout: the half-turned layout they bear out wins, and says so
+        (False, WinkStatus.UNPLAYED),
+    ],
+)
+def test_corners_read_by_the_calibration_are_not_overruled_by_played_winks(
+    corners_read: bool, status_of_both: WinkStatus
+) -> None:
+    # Late in a game a blue wink lies deep in red's corner and a green one in
+    # yellow's (the canonical layout): the half-turned layout would put both
+    # behind their own baselines, two to none.
+    camera = overhead_camera(tilt_deg=5.0)
+    winks = [
+        SceneWink(Colour.BLUE, WinkSize.SMALL, 860.0, -420.0),
+        SceneWink(Colour.GREEN, WinkSize.SMALL, -860.0, -420.0),
+    ]
+    context = prepare_context(camera, corners_mm=DEFAULT_CORNERS_MM)
+    if not corners_read:
+        context = replace(context, corners_read=False)
+    board = analyze_frame(
+        render(camera, winks), context, detections=detections_for(camera, winks)
+    ).board
+    on_mat = [w for w in board.winks if w.status is not WinkStatus.POTTED]
+    assert [w.status for w in on_mat] == [status_of_both, status_of_both]
