@@ -66,8 +66,9 @@ def check_single_mat(image_bgr: npt.NDArray[np.uint8], mat_corners_px: npt.Array
     The calibration finds one mat; counting one of two would silently leave
     out the other game, so a second felt area at least a third of the first
     one's size in the photo is refused. A table much the colour of the felt
-    is not a second mat: it surrounds the mat instead of lying beside it, and
-    is no filled rectangle.
+    is not a second mat: it runs right up to the mat (all round, or in two
+    strips above and below a mat that spans the photo) instead of lying apart
+    from it, and is no filled rectangle.
     """
     corners = np.asarray(mat_corners_px, dtype=np.float64).reshape(-1, 2)
     if len(corners) < 3:
@@ -94,6 +95,10 @@ def check_single_mat(image_bgr: npt.NDArray[np.uint8], mat_corners_px: npt.Array
     similar = cv2.morphologyEx(similar, cv2.MORPH_OPEN, np.ones((5, 5), np.uint8))
     n, labels, stats, _ = cv2.connectedComponentsWithStats(similar, connectivity=8)
     centre = hull.reshape(-1, 2).mean(axis=0)
+    # Just outside the margin: felt-coloured table runs right up to the mat,
+    # while a second mat lies apart, with table between.
+    ring = cv2.dilate(margin, np.ones((5, 5), np.uint8)) & (1 - margin)
+    touching = set(np.unique(labels[ring > 0]).tolist())
     biggest = 0
     for k in range(1, n):
         area = int(stats[k, cv2.CC_STAT_AREA])
@@ -105,7 +110,7 @@ def check_single_mat(image_bgr: npt.NDArray[np.uint8], mat_corners_px: npt.Array
         # the rectangle round it.
         around = cv2.pointPolygonTest(cv2.convexHull(points), tuple(map(float, centre)), False)
         (_, (rect_w, rect_h), _) = cv2.minAreaRect(points)
-        if around >= 0 or area < MAT_LIKE_FILL * rect_w * rect_h:
+        if k in touching or around >= 0 or area < MAT_LIKE_FILL * rect_w * rect_h:
             continue
         biggest = area
     if biggest > mat_area / 3:

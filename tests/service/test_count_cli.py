@@ -231,6 +231,19 @@ def test_a_photo_with_two_mats_is_refused(
         check_single_mat(image, corners)
 
 
+def test_a_felt_coloured_table_in_two_strips_round_a_wide_mat_is_not_a_second_mat() -> None:
+    # The mat spans the photo's width, so the table shows only above and
+    # below it: two separate felt-coloured strips, each a filled rectangle.
+    import numpy as np
+
+    from service.commands.count import check_single_mat
+
+    image = np.full((600, 1200, 3), (152, 166, 148), np.uint8)
+    image[200:400, 20:1180] = (160, 170, 150)
+    corners = [(20, 200), (1180, 200), (1180, 400), (20, 400)]
+    check_single_mat(image, corners)
+
+
 def test_the_annotated_summary_gives_each_colour_its_tiddlies_range_and_the_score() -> None:
     board = _full_board(
         blue_L1=POTTED, blue_S1=FREE, blue_S2=FREE, red_L1=POTTED,
