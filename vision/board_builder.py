@@ -327,9 +327,24 @@ def assemble_board(
         if abs(rim_distance[i] - POT_TOP_DIAMETER_MM / 2) < k_sigma * sigma[i]:
             uncertain[i] = True
             reasons[i].append("seen at the pot's rim: potted or not is a close call")
-        if rim_distance[i] < POT_TOP_DIAMETER_MM / 2 and (
-            abs(fit_z[i] - POT_STACK_MAX_Z_MM) < POT_FIT_MARGIN_MM
-        ):
+        through_opening = rim_distance[i] < POT_TOP_DIAMETER_MM / 2
+        if through_opening and not potted[i]:
+            # Neither inside the pot nor on its rim, yet a wink on the mat
+            # there would be hidden: its centre was guessed from a sliver.
+            uncertain[i] = True
+            reasons[i].append(
+                "seen through the pot's opening but fits neither inside the pot nor on its "
+                "rim: where it lies is a guess from the part in view; umpire to check"
+            )
+        elif potted[i] and not fit_z[i] <= POT_STACK_MAX_Z_MM:
+            # Potted only as resting on the rim (rule 8.1.2): a millimetre
+            # either way and it is beside the pot.
+            uncertain[i] = True
+            reasons[i].append(
+                "taken as resting on the pot's rim (rule 8.1.2): on the rim or beside the pot "
+                "is a close call"
+            )
+        if through_opening and (abs(fit_z[i] - POT_STACK_MAX_Z_MM) < POT_FIT_MARGIN_MM):
             uncertain[i] = True
             reasons[i].append(
                 f"seen through the pot's opening but would fit inside only {fit_z[i]:.0f} mm "

@@ -375,3 +375,23 @@ def test_corners_read_by_the_calibration_are_not_overruled_by_played_winks(
     ).board
     on_mat = [w for w in board.winks if w.status is not WinkStatus.POTTED]
     assert [w.status for w in on_mat] == [status_of_both, status_of_both]
+
+
+def test_winks_at_the_pots_rim_or_guessed_from_a_sliver_behind_it_are_flagged() -> None:
+    # As above, on the board: the small wink across the rim is potted (rule
+    # 8.1.2) and the large one seen deep in the opening is not, but a
+    # millimetre decides either, so both go to the umpire.
+    camera = overhead_camera(tilt_deg=12.0)
+    winks = [
+        SceneWink(Colour.RED, WinkSize.SMALL, 0.0, -23.0, 39.0),
+        SceneWink(Colour.BLUE, WinkSize.LARGE, 0.0, 23.0, 1.5),
+    ]
+    board = analyze_frame(
+        render(camera, []), camera, detections=detections_for(camera, winks)
+    ).board
+    seen = {w.colour: w for w in board.winks if not w.inferred}
+    assert seen[Colour.RED].status is WinkStatus.POTTED
+    assert seen[Colour.BLUE].status is not WinkStatus.POTTED
+    assert "resting on the pot's rim" in " ".join(seen[Colour.RED].review)
+    assert "fits neither inside the pot nor on its rim" in " ".join(seen[Colour.BLUE].review)
+    assert seen[Colour.RED].uncertain and seen[Colour.BLUE].uncertain
