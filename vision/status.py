@@ -103,9 +103,10 @@ def pot_opening_distance_mm(
 ) -> FloatArray:
     """How far from the pot's axis each image point's ray crosses the pot's rim plane, mm.
 
-    A wink seen through the opening (distance under the top radius, 24 mm)
-    must be inside the pot: any ray through the opening that ends outside the
-    pot passes through its wall, so a wink there would be hidden.
+    Under the top radius (24 mm) the point is seen through the opening. That
+    alone does not make a wink there potted: from a tilted camera the centre
+    of a wink lying against the pot's far side shows through the opening
+    too, its near part hidden by the wall (see :func:`lies_in_pot`).
 
     Parameters
     ----------
@@ -225,7 +226,11 @@ def in_pot(
     image_xy_px: npt.ArrayLike,
     pot_centre_mm: Sequence[float] = (0.0, 0.0),
 ) -> npt.NDArray[np.bool_]:
-    """Whether each image point is seen through the pot's opening (rule 8.1)."""
+    """Whether each image point is seen through the pot's opening.
+
+    Only the line-of-sight test: whether a wink seen there is potted (rule
+    8.1) is :func:`lies_in_pot`.
+    """
     return pot_opening_distance_mm(camera, image_xy_px, pot_centre_mm) < POT_TOP_DIAMETER_MM / 2
 
 
