@@ -114,6 +114,10 @@ def causes_of(scene: Scene, board: Board) -> dict[Colour, list[str]]:
         causes = []
         for our_id, gt_id in match.items():
             ours, gt = ours_by_id[our_id], scene.by_id[gt_id]
+            if colour in (gt.colour, ours.colour) and ours.colour is not gt.colour:
+                # A colour misread moves a tiddly from one colour to another.
+                causes.append(f"{gt_id}: {gt.colour.value} read as {ours.colour.value} (colour)")
+                continue
             if gt.colour is not colour or ours.status is gt.status:
                 continue
             text = f"{gt.status.value} read as {ours.status.value}"
@@ -162,6 +166,8 @@ def cause_kind(cause: str) -> str:
     text = cause.split(": ", 1)[-1]
     if text.startswith("potted "):
         return "potted count differs"
+    if text.endswith("(colour)"):
+        return "colour misread"
     return text
 
 
@@ -169,7 +175,7 @@ def cause_area(kind: str) -> str:
     """Which part of the program a cause (from :func:`cause_kind`) points at."""
     if "partner not found" in kind:
         return "detection (the wink over or under it missed)"
-    if kind.endswith("not found") or "matching no wink" in kind:
+    if kind.endswith("not found") or "matching no wink" in kind or kind == "colour misread":
         return "detection (a wink missed or a stray detection)"
     if "hidden by the pot" in kind:
         return "hidden by the pot (inferred potted instead; flagged)"
