@@ -1,7 +1,8 @@
 """Median CPU ms per overhead frame through the whole frame analysis, one core.
 
 Each overhead frame (a ``overhead_*.json`` ground truth beside its image) is
-analysed once to warm the still camera's caches, then timed. Prints the
+analysed once to warm the still camera's caches and then timed, ``--repeat``
+times (warming each time, since frames of other cameras come between). Prints the
 median over frames and the median of each stage the analysis records
 (hidden regions, detection, board assembly with the squop calls).
 
