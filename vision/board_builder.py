@@ -253,7 +253,7 @@ def assemble_board(
     # stack height; a wink against the pot's far side can show its centre
     # through the opening too, but would fit only high up, if at all.
     pot = pot_reading(camera, dets.image_xy_px, radius, pot_centre_mm)
-    rim_distance, fit_z, potted = pot.rim_distance_mm, pot.fit_height_mm, pot.potted
+    rim_distance, fit_height_mm, potted = pot.rim_distance_mm, pot.fit_height_mm, pot.potted
     squops = analyse_squops(
         # Every field passes through; only the size classes may have been relabelled.
         replace(dets, size=sizes),
@@ -336,7 +336,7 @@ def assemble_board(
                 "seen through the pot's opening but fits neither inside the pot nor on its "
                 "rim: where it lies is a guess from the part in view; umpire to check"
             )
-        elif potted[i] and not fit_z[i] <= POT_STACK_MAX_Z_MM:
+        elif potted[i] and not fit_height_mm[i] <= POT_STACK_MAX_Z_MM:
             # Potted only as resting on the rim (rule 8.1.2): a millimetre
             # either way and it is beside the pot.
             uncertain[i] = True
@@ -344,11 +344,11 @@ def assemble_board(
                 "taken as resting on the pot's rim (rule 8.1.2): on the rim or beside the pot "
                 "is a close call"
             )
-        if through_opening and (abs(fit_z[i] - POT_STACK_MAX_Z_MM) < POT_FIT_MARGIN_MM):
+        if through_opening and (abs(fit_height_mm[i] - POT_STACK_MAX_Z_MM) < POT_FIT_MARGIN_MM):
             uncertain[i] = True
             reasons[i].append(
-                f"seen through the pot's opening but would fit inside only {fit_z[i]:.0f} mm "
-                "up: potted or lying against the pot is a close call"
+                "seen through the pot's opening but would fit inside only "
+                f"{fit_height_mm[i]:.0f} mm up: potted or lying against the pot is a close call"
             )
 
     ids = _assign_ids(
