@@ -955,8 +955,7 @@ def _sample_rims(
     clean = contrast_beyond.mean(axis=2) < clean_bar[:, None]
     # Into another wink (not a shadow or the felt's texture).
     # (More than 0.3 of the 9 samples: 3 or more.)
-    other_label = np.take_along_axis(np.where(other, label, -1), beyond, axis=2)
-    n_other_beyond = (other_label >= 0).sum(axis=2)
+    n_other_beyond = np.take_along_axis(other, beyond, axis=2).sum(axis=2)
     other_beyond = n_other_beyond >= 3
     # The pot (at the mat's centre) hides winks that touch it. Outside it, a
     # ray whose rim lies where the pot stands in front or just before, or
@@ -1014,9 +1013,9 @@ def _sample_rims(
         # the light may shift: or else far off its own line). Judged on the
         # mean colour of the samples beyond in another wink's hue.
         seed_at, ray_at = np.nonzero(into_wink)
-        labels = other_label[seed_at, ray_at]  # (k, 9)
+        at = (seed_at * n_rays + ray_at)[:, None] * n_s + beyond[seed_at, ray_at]  # (k, 9)
+        labels = np.where(other.reshape(-1).take(at), label.reshape(-1).take(at), -1)
         labelled = (labels >= 0).astype(np.float32)
-        at = (seed_at * n_rays + ray_at)[:, None] * n_s + beyond[seed_at, ray_at]
         away = np.column_stack([(d.reshape(-1).take(at) * labelled).sum(axis=1) for d in diffs])
         away /= labelled.sum(axis=1)[:, None]
         votes = np.column_stack([(labels == k).sum(axis=1) for k in range(len(COLOURS))])
@@ -2089,6 +2088,9 @@ CRESCENT_FELT_SATURATION = 0.15
 CRESCENT_EDGE_MM = 15.0
 #: A crescent seed goes this far out past the found wink's rim, mm.
 CRESCENT_SEED_MM = 2.5
+#: ... unless a seed of its colour still to be tried lies this near, mm
+#: (that one may fail where the crescent's succeeds).
+CRESCENT_PENDING_MM = 4.0
 
 
 def _crescent_seeds(
@@ -2131,9 +2133,38 @@ def _crescent_seeds(
         return []
     centres = fits.circles.centre_mm
     radii = fits.circles.radius_mm
-    ok_colour = np.array([s.colour_index for s in seeds])
-    pending_xy = np.array([s.mat_xy_mm for s in pending]).reshape(-1, 2)
-    pending_colour = np.array([s.colour_index for s in pending], dtype=np.int64)
+    # Only crossings at the found wink's own rim: a wink under another
+    # crosses into the upper one's colour inside its circle.
+    towards = rim_points_mm[rows] - centres[rows, None, :]  # (m, r, 2)
+    reach = np.linalg.norm(towards, axis=2)
+    into_all = np.where(
+        np.abs(reach - radii[rows, None]) <= CRESCENT_ON_RIM_MM, foreign_colour[rows], -1
+    )
+    # Where each crossing's seed would go, just past the rim; not where a
+    # found wink of that colour (or a seed still to be tried) is.
+    at_row, at_ray = np.nonzero(into_all >= 0)
+    colour = into_all[at_row, at_ray]
+    probe = (
+        centres[rows[at_row]]
+        + towards[at_row, at_ray]
+        * ((radii[rows[at_row]] + CRESCENT_SEED_MM) / np.maximum(reach[at_row, at_ray], 1e-9))[
+            :, None
+        ]
+    )
+    found = np.flatnonzero(fits.ok)
+    found_colour = np.array([seeds[f].colour_index for f in found])
+    gap = np.hypot(*(probe[:, None, :] - centres[found]).transpose(2, 0, 1))
+    explained = ((gap < radii[found] + 1.0) & (found_colour == colour[:, None])).any(axis=1)
+    if pending:
+        pending_xy = np.array([s.mat_xy_mm for s in pending])
+        pending_colour = np.array([s.colour_index for s in pending])
+        gap = np.hypot(*(probe[:, None, :] - pending_xy).transpose(2, 0, 1))
+        explained |= ((gap < CRESCENT_PENDING_MM) & (pending_colour == colour[:, None])).any(axis=1)
+    into_all[at_row[explained], at_ray[explained]] = -1
+    enough = (into_all >= 0).sum(axis=1) >= CRESCENT_MIN_RAYS
+    rows, into_all = rows[enough], into_all[enough]
+    if len(rows) == 0:
+        return []
     # Not the felt's own hue, on coloured felt: a wink's blur into it passes
     # through hues of the felt's colour (yellow into green felt: green).
     # Nor by the mat's edge, where felt and table blur into wink colours.
@@ -2145,32 +2176,18 @@ def _crescent_seeds(
     rows_ok = ~_near_mat_edge(centres[rows], radii[rows] + CRESCENT_EDGE_MM)
     out: list[_Seed] = []
     n_rays = foreign_colour.shape[1]
-    for i, felt_k in zip(rows[rows_ok], felt_index[rows_ok], strict=True):
-        # Only crossings at the found wink's own rim: a wink under another
-        # crosses into the upper one's colour inside its circle.
-        off_rim = np.linalg.norm(rim_points_mm[i] - centres[i], axis=1) - radii[i]
-        into = np.where(np.abs(off_rim) <= CRESCENT_ON_RIM_MM, foreign_colour[i], -1)
+    for i, into, felt_k in zip(rows[rows_ok], into_all[rows_ok], felt_index[rows_ok], strict=True):
         for k in set(into[into >= 0].tolist()) - {seeds[i].colour_index, int(felt_k)}:
             hit = into == k
             # Runs of adjacent rays, round the circle: start where a run begins.
-            begins = np.flatnonzero(hit & ~np.roll(hit, 1))
-            for start in begins:
+            for start in np.flatnonzero(hit & ~np.roll(hit, 1)):
                 run = [start]
                 while hit[(run[-1] + 1) % n_rays] and len(run) < n_rays:
                     run.append((run[-1] + 1) % n_rays)
-                if len(run) < CRESCENT_MIN_RAYS:
-                    continue
-                towards = rim_points_mm[i, run].mean(axis=0) - centres[i]
-                unit = towards / max(float(np.linalg.norm(towards)), 1e-9)
-                xy = centres[i] + unit * (radii[i] + CRESCENT_SEED_MM)
-                explained = (
-                    fits.ok
-                    & (ok_colour == k)
-                    & (np.linalg.norm(centres - xy, axis=1) < radii + 1.0)
-                ).any() or (
-                    (pending_colour == k) & (np.linalg.norm(pending_xy - xy, axis=1) < _SMALL_R)
-                ).any()
-                if not explained:
+                if len(run) >= CRESCENT_MIN_RAYS:
+                    mid = rim_points_mm[i, run].mean(axis=0) - centres[i]
+                    mid /= max(float(np.linalg.norm(mid)), 1e-9)
+                    xy = centres[i] + mid * (radii[i] + CRESCENT_SEED_MM)
                     out.append(_Seed(xy, int(k), seeds[i].background_bgr))
     return out
 
