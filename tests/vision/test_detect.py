@@ -768,3 +768,27 @@ def test_crescent_seed_goes_where_a_found_wink_crosses_its_rim_into_another_colo
     assert found[0].colour_index == _RED
     # Just past the yellow rim, in the middle of the run (ray 18: 180 degrees).
     np.testing.assert_allclose(found[0].mat_xy_mm, [100.0 - 11.0 - 2.5, 50.0], atol=0.1)
+
+
+@pytest.mark.parametrize(
+    ("pending_gap_mm", "seeded"),
+    [
+        # a red seed still to be tried 3 mm from the crescent: it is tried instead
+        (3.0, False),
+        # 6 mm away it may be another wink's, or fail: the crescent is seeded too
+        (6.0, True),
+    ],
+)
+def test_crescent_seed_gives_way_only_to_a_pending_seed_close_by(
+    pending_gap_mm: float, seeded: bool
+) -> None:
+    angles = np.linspace(0.0, 2 * np.pi, 36, endpoint=False)
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    fits = _fits_at([(100.0, 50.0)], [11.0])
+    seeds = [_Seed(np.array([100.0, 50.0]), _YELLOW, _BEIGE_FELT)]
+    points = np.array([100.0, 50.0]) + 11.0 * unit[None]
+    into = np.full((1, 36), -1, dtype=np.int8)
+    into[0, 16:21] = _RED  # round 180 degrees: the crescent seed goes to (86.5, 50)
+    pending = [_Seed(np.array([86.5 - pending_gap_mm, 50.0]), _RED, _BEIGE_FELT)]
+    found = _crescent_seeds(fits, seeds, points, into, pending, ColourReference())
+    assert len(found) == int(seeded)
