@@ -7,6 +7,7 @@ blurred like a webcam: about 0.7 px/mm, so a small wink is 11 px across.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from vision.detect import (
     _Fits,
     _free_fits,
     _Rims,
+    _sample_rims,
     _Seed,
     _within_reach,
     build_birds_eye_view,
@@ -792,3 +794,41 @@ def test_crescent_seed_gives_way_only_to_a_pending_seed_close_by(
     pending = [_Seed(np.array([86.5 - pending_gap_mm, 50.0]), _RED, _BEIGE_FELT)]
     found = _crescent_seeds(fits, seeds, points, into, pending, ColourReference())
     assert len(found) == int(seeded)
+
+
+GREEN_FELT_BGR = (52.0, 94.0, 49.0)
+
+
+@pytest.mark.parametrize(
+    ("discs", "crescent"),
+    [
+        # a red wink alone on green felt: no other colour past its rim
+        ([Disc(-150.0, 40.0, 8.0, WINK_BGR[Colour.RED])], False),
+        # red showing past a yellow wink lying on it: a crescent; elsewhere
+        # the yellow's blur into the felt reads green, but lies on the line
+        # from the felt towards yellow
+        (list(CRESCENT_PAIRS[0])[::-1], True),
+    ],
+)
+def test_rays_cross_into_another_colour_only_where_another_wink_is(
+    discs: list[Disc], crescent: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "FELT_BGR", GREEN_FELT_BGR)
+    camera = _camera()
+    image = _render(camera, discs[::-1], seed=5)
+    upper = discs[0]
+    rims = _sample_rims(
+        image,
+        camera,
+        np.array([[upper.x_mm, upper.y_mm]]),
+        np.array([_YELLOW if crescent else _RED]),
+        np.array([GREEN_FELT_BGR]),
+        np.array([upper.top_z_mm - 0.85]),
+        ColourReference(),
+        np.array([True]),
+        crescents=True,
+    )
+    into = rims.foreign_colour[0]
+    if crescent:
+        assert (into == _RED).sum() >= 4
+    assert not ((into >= 0) & (into != _RED)).any()
