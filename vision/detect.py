@@ -338,9 +338,11 @@ def build_birds_eye_view(
         seen_x, seen_y = map_x[valid], map_y[valid]
         left = max(int(np.floor(seen_x.min())) - 3, 0)
         top = max(int(np.floor(seen_y.min())) - 3, 0)
-        right = min(int(np.ceil(seen_x.max())) + 4, w_px // 2)
-        bottom = min(int(np.ceil(seen_y.max())) + 4, h_px // 2)
-        crop = (2 * top, 2 * bottom, 2 * left, 2 * right)
+        # (An odd frame halves to one more pixel; a crop reaching the
+        # frame's edge halves with the same border as the whole frame.)
+        right = min(int(np.ceil(seen_x.max())) + 4, (w_px + 1) // 2)
+        bottom = min(int(np.ceil(seen_y.max())) + 4, (h_px + 1) // 2)
+        crop = (2 * top, min(2 * bottom, h_px), 2 * left, min(2 * right, w_px))
         map_x = map_x - left
         map_y = map_y - top
     map_fixed, map_frac = cv2.convertMaps(map_x, map_y, cv2.CV_16SC2)

@@ -582,15 +582,33 @@ def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
     np.testing.assert_array_equal(got_score, score[rows, cols])
 
 
-def test_view_of_the_cropped_frame_matches_the_view_of_the_whole_frame() -> None:
+@pytest.mark.parametrize(
+    ("size_wh", "focal_px"),
+    [
+        ((1920, 1080), 1150.0),  # the overhead webcam: the view sees part of the frame
+        ((1921, 1081), 1600.0),  # odd size, zoomed in: the mat runs off the frame's edges
+    ],
+)
+def test_view_of_the_cropped_frame_matches_the_view_of_the_whole_frame(
+    size_wh: tuple[int, int], focal_px: float
+) -> None:
     # Halving only the part of the frame the view sees must give the same
     # view pixels as halving the whole frame (the known answer).
-    camera = _camera()
+    base = _camera()
+    width, height = size_wh
+    camera = CameraModel(
+        image_size_wh=size_wh,
+        camera_matrix=np.array(
+            [[focal_px, 0, (width - 1) / 2], [0, focal_px, (height - 1) / 2], [0, 0, 1]]
+        ),
+        dist_coeffs=np.zeros(5),
+        rotation=base.rotation,
+        translation_mm=base.translation_mm,
+    )
     view = build_birds_eye_view(camera)
-    width, height = camera.image_size_wh
     frame = np.random.default_rng(3).integers(0, 256, (height, width, 3), dtype=np.uint8)
     top, bottom, left, right = view.source_crop
-    assert (bottom - top) * (right - left) < width * height  # the crop does save work
+    assert (bottom - top) * (right - left) <= width * height
     whole_maps = view.map_fixed + np.array([left // 2, top // 2], dtype=np.int16)
     whole = cv2.remap(
         cv2.pyrDown(frame),
