@@ -98,8 +98,13 @@ FAINT_SIGMA_MIN_MM = 0.3
 #: Colour distance from the felt under which a wink counts as faint (as above):
 #: green on green felt measured 11-16, every other wink 20 and more.
 FAINT_CONTRAST = 18.0
-#: The verdict's uncertainty is this many sigma (about 95 %).
-COVERAGE_SIGMA = 2.0
+#: The verdict's uncertainty is this many sigma. Two sigma would be 95 % for
+#: a normal error, but on the 122 measured pairs of the review benchmark
+#: (127 generated close-ups) the truth fell outside two sigma on 12 (10 %),
+#: and the 95th percentile of |error| was 1.23 times it: the plane fitted
+#: from the winks' ellipses has heavier tails than the sigma parts model.
+#: So 2.5, for an interval that holds about 95 % of the time as stated.
+COVERAGE_SIGMA = 2.5
 #: A wink raised on the other one of its pair must overlap it: a raised pose that
 #: leaves them further apart than this (mm, about two sigma of the measurement) is
 #: not possible without a third wink beneath.
