@@ -395,3 +395,24 @@ def test_winks_at_the_pots_rim_or_guessed_from_a_sliver_behind_it_are_flagged() 
     assert "resting on the pot's rim" in " ".join(seen[Colour.RED].review)
     assert "fits neither inside the pot nor on its rim" in " ".join(seen[Colour.BLUE].review)
     assert seen[Colour.RED].uncertain and seen[Colour.BLUE].uncertain
+
+
+@pytest.mark.parametrize(
+    ("y_mm", "top_z_mm", "close_call"),
+    [
+        (0.0, 5.0, False),  # in the middle of the pot: fits at the floor, plainly potted
+        (16.0, 13.0, True),  # seen near the far wall: would fit inside only 12-13 mm up
+    ],
+)
+def test_a_wink_seen_in_the_pot_that_fits_only_high_up_is_a_close_call(
+    y_mm: float, top_z_mm: float, close_call: bool
+) -> None:
+    camera = overhead_camera(tilt_deg=12.0)
+    winks = [SceneWink(Colour.YELLOW, WinkSize.SMALL, 0.0, y_mm, top_z_mm)]
+    board = analyze_frame(
+        render(camera, winks), camera, detections=detections_for(camera, winks)
+    ).board
+    seen = [w for w in board.of_colour(Colour.YELLOW) if not w.inferred]
+    assert [w.status for w in seen] == [WinkStatus.POTTED]
+    assert ("would fit inside only" in " ".join(seen[0].review)) is close_call
+    assert seen[0].uncertain is close_call
