@@ -412,11 +412,8 @@ def upper_evidence(
         return UpperEvidence(score=0.0)
     if model_llr is None and cues.needs_fit:
         centres, invs = _ellipses_through(np.stack([rim_a_px, rim_b_px]))
-        lab, offset, _, clear = cues.roi
         pixels = _pair_pixels(
-            lab,
-            offset,
-            clear.astype(bool),
+            cues.roi,
             (centres[0], invs[0]),
             (centres[1], invs[1]),
             scale_range_a,
@@ -827,14 +824,15 @@ def _ellipses_through(rims_px: FloatArray) -> tuple[FloatArray, FloatArray]:
 
 
 def _pair_pixels(
-    lab: FloatArray,
-    offset_px: FloatArray,
-    usable: npt.NDArray[np.bool_],
+    roi: PairRoi,
     ellipse_a: tuple[FloatArray, FloatArray],
     ellipse_b: tuple[FloatArray, FloatArray],
     scale_a: tuple[float, float],
     scale_b: tuple[float, float],
 ) -> _PairPixels | None:
+    """The pixels of the pair's image clear of other winks, for the layering fit."""
+    lab, offset_px, _, clear = roi
+    usable = clear.astype(bool)
     # Every other pixel, checkerboard fashion: blur makes neighbours carry
     # much the same information, and it halves the fit's cost (same calls on
     # all but one of 217 clear two-colour pairs, measured).
@@ -1310,11 +1308,8 @@ def analyse_squops(
             # 31 pairs on the shared scenes and samples), so it is not run.
             if cues is None or not cues.needs_fit:
                 continue
-            lab, offset, _, clear = cues.roi
             pixels = _pair_pixels(
-                lab,
-                offset,
-                clear.astype(bool),
+                cues.roi,
                 (ell_centre[i], ell_inv[i]),
                 (ell_centre[j], ell_inv[j]),
                 scale_range[i],

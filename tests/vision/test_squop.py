@@ -241,11 +241,8 @@ def _layering_llr(camera, image, dets, *, upper: int, lower: int) -> float:  # t
     centres, invs = _ellipses_through(rims)
     roi = _pair_roi(image, rims[upper], rims[lower], ())
     assert roi is not None
-    lab, offset, _, clear = roi
     pixels = _pair_pixels(
-        lab,
-        offset,
-        clear.astype(bool),
+        roi,
         (centres[upper], invs[upper]),
         (centres[lower], invs[lower]),
         _scale_range(radius[upper]),
@@ -313,11 +310,8 @@ def test_layering_fits_in_one_batch_match_fits_one_pair_at_a_time() -> None:
     for i, j in ((0, 1), (2, 3)):
         roi = _pair_roi(image, rims[i], rims[j], ())
         assert roi is not None
-        lab, offset, _, clear = roi
         one = _pair_pixels(
-            lab,
-            offset,
-            clear.astype(bool),
+            roi,
             (centres[i], invs[i]),
             (centres[j], invs[j]),
             _scale_range(radius[i]),
