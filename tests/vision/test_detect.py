@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -36,6 +37,9 @@ from vision.detect import (
 )
 from vision.detections import WinkDetections
 from vision.fit import CircleFits
+
+if TYPE_CHECKING:
+    from tools.groundtruth import Scene
 
 FELT_BGR = (118.0, 140.0, 152.0)
 TABLE_BGR = (70.0, 105.0, 150.0)
@@ -408,15 +412,27 @@ def test_radius_bias_fits_two_sizes(radii: list[float], bias: float) -> None:
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 
 
+def _detect_on_sample(name: str) -> tuple[Scene, WinkDetections]:
+    """A bundled sample's ground truth (canonical frame) and the detections on its photo."""
+    from tools.groundtruth import load_scene, to_canonical_frame
+
+    scene = to_canonical_frame(load_scene(SAMPLES / f"{name}.json"))
+    image = cv2.imread(str(SAMPLES / f"{name}.jpg"))
+    return scene, detect_winks(image, scene.camera)
+
+
+def _nearest(found: WinkDetections, mat_xy_mm: tuple[float, float]) -> tuple[int, float]:
+    """Index of the detection nearest a mat point, and its distance (mm)."""
+    dist = np.hypot(*(found.mat_xy_mm - np.asarray(mat_xy_mm)).T)
+    best = int(np.argmin(dist))
+    return best, float(dist[best])
+
+
 @pytest.mark.skipif(
     not (SAMPLES / "overhead_00102.json").exists(), reason="sample image not generated"
 )
 def test_sample_image_isolated_winks_are_found_within_a_millimetre() -> None:
-    from tools.groundtruth import load_scene, to_canonical_frame
-
-    scene = to_canonical_frame(load_scene(SAMPLES / "overhead_00102.json"))
-    image = cv2.imread(str(SAMPLES / "overhead_00102.jpg"))
-    found = detect_winks(image, scene.camera)
+    scene, found = _detect_on_sample("overhead_00102")
     isolated = [
         w
         for w in scene.winks
@@ -424,9 +440,8 @@ def test_sample_image_isolated_winks_are_found_within_a_millimetre() -> None:
     ]
     assert isolated
     for wink in isolated:
-        dist = np.hypot(*(found.mat_xy_mm - wink.mat_xy_mm).T)
-        best = int(np.argmin(dist))
-        assert dist[best] < 1.0, wink.id
+        best, dist = _nearest(found, wink.mat_xy_mm)
+        assert dist < 1.0, wink.id
         assert found.colour[best] is wink.colour, wink.id
 
 
@@ -436,16 +451,11 @@ def test_sample_image_isolated_winks_are_found_within_a_millimetre() -> None:
 def test_sample_image_wink_alone_on_the_table_is_found() -> None:
     # red-S1 lies on the wooden table 100 mm beyond the mat's short edge; its
     # blurred rim on the grain fits a circle less tightly than on felt.
-    from tools.groundtruth import load_scene, to_canonical_frame
-
-    scene = to_canonical_frame(load_scene(SAMPLES / "overhead_00101.json"))
-    image = cv2.imread(str(SAMPLES / "overhead_00101.jpg"))
-    found = detect_winks(image, scene.camera)
+    scene, found = _detect_on_sample("overhead_00101")
     wink = next(w for w in scene.winks if w.id == "red-S1")
     assert wink.status is WinkStatus.OFF
-    dist = np.hypot(*(found.mat_xy_mm - wink.mat_xy_mm).T)
-    best = int(np.argmin(dist))
-    assert dist[best] < 2.0
+    best, dist = _nearest(found, wink.mat_xy_mm)
+    assert dist < 2.0
     assert found.colour[best] is Colour.RED
     assert found.size[best] is WinkSize.SMALL
 
