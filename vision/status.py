@@ -613,6 +613,11 @@ CLOCKWISE_CORNERS_MM: tuple[tuple[float, float], ...] = (
     (HALF_LENGTH_MM, -HALF_WIDTH_MM),
     (-HALF_LENGTH_MM, -HALF_WIDTH_MM),
 )
+#: The four corner layouts rule 5.2 allows: blue, green, red, yellow clockwise
+#: from each corner in turn.
+CLOCKWISE_LAYOUTS: tuple[dict[Colour, tuple[float, float]], ...] = tuple(
+    {c: CLOCKWISE_CORNERS_MM[(start + k) % 4] for k, c in enumerate(Colour)} for start in range(4)
+)
 #: How many more unplayed winks the best corner layout must explain than the
 #: next best before it is trusted.
 LAYOUT_MIN_LEAD = 2
@@ -639,17 +644,13 @@ def corners_from_unplayed(
         None when the winks do not settle it.
     """
     pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
-    order = list(Colour)
-    behind = [beyond_baseline_mm(pts, corner) > 0 for corner in CLOCKWISE_CORNERS_MM]
-    votes = []
-    for start in range(4):
-        layout = {c: (start + k) % 4 for k, c in enumerate(order)}
-        votes.append(sum(bool(behind[layout[Colour(c)]][i]) for i, c in enumerate(colours)))
+    votes = [
+        int(np.sum(own_unplayed_triangle(pts, colours, layout) > 0)) for layout in CLOCKWISE_LAYOUTS
+    ]
     ranked = sorted(range(4), key=lambda k: -votes[k])
     if votes[ranked[0]] - votes[ranked[1]] < LAYOUT_MIN_LEAD:
         return None
-    best = ranked[0]
-    return {c: CLOCKWISE_CORNERS_MM[(best + k) % 4] for k, c in enumerate(order)}
+    return dict(CLOCKWISE_LAYOUTS[ranked[0]])
 
 
 @dataclass(frozen=True)
@@ -725,8 +726,7 @@ def read_unplayed(
     if layout_read:
         return UnplayedReading(np.asarray(given, dtype=float), np.zeros(n, bool), "")
     others = []
-    for start in range(4):
-        layout = {c: CLOCKWISE_CORNERS_MM[(start + k) % 4] for k, c in enumerate(Colour)}
+    for layout in CLOCKWISE_LAYOUTS:
         depth = own_unplayed_triangle(pts, colours, layout)
         if not np.array_equal(depth > 0, given > 0):
             others.append(depth)
