@@ -358,10 +358,12 @@ def assemble_board(
     # hidden with no wink found over or beside it, may have one of the
     # missing winks on top: the detector can take a wink lying on another of
     # its colour for part of that one. Its "free" is then unsure.
-    seen_of = {c: sum(1 for i in range(n) if dets.colour[i] is c and ids[i]) for c in Colour}
+    # The winks of each colour seen (and given an id), by index.
+    seen_of = {c: [i for i in range(n) if dets.colour[i] is c and ids[i]] for c in Colour}
     rim_seen = np.asarray(dets.rim_visible_fraction, float)
     for i in range(n):
-        if status[i] is not WinkStatus.FREE or seen_of[dets.colour[i]] >= WINKS_PER_COLOUR:
+        unseen = WINKS_PER_COLOUR - len(seen_of[dets.colour[i]])
+        if status[i] is not WinkStatus.FREE or unseen <= 0:
             continue
         if rim_seen[i] >= UNEXPLAINED_RIM_SEEN:
             continue
@@ -373,7 +375,7 @@ def assemble_board(
         uncertain[i] = True
         reasons[i].append(
             f"{100 * (1 - rim_seen[i]):.0f}% of its rim is hidden with no wink found there, and "
-            f"{WINKS_PER_COLOUR - seen_of[dets.colour[i]]} {dets.colour[i].value} wink(s) were "
+            f"{unseen} {dets.colour[i].value} wink(s) were "
             "not seen: one may lie on it (squopping it)"
         )
     for c in dropped_off:
@@ -440,7 +442,7 @@ def assemble_board(
     # anywhere are then not potted (hidden under others, or missed).
     pot_empty = False
     pot_seen: dict[Colour, bool] | None = None
-    if image_bgr is not None and min(seen_of.values()) < WINKS_PER_COLOUR:
+    if image_bgr is not None and min(map(len, seen_of.values())) < WINKS_PER_COLOUR:
         refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour)) if n else {}
         pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
         pot_empty = pot_seen is not None and not potted.any() and not any(pot_seen.values())
@@ -455,7 +457,7 @@ def assemble_board(
         and hidden_behind_pot_fraction(camera, pot_centre_mm) > BEHIND_POT_HIDDEN_FRACTION
     )
     for colour in Colour:
-        seen = [i for i in range(n) if dets.colour[i] is colour and ids[i]]
+        seen = seen_of[colour]
         in_pot_seen = sum(1 for i in seen if potted[i])
         missing = WINKS_PER_COLOUR - len(seen)
         if missing > 0 and pot_empty:
