@@ -172,3 +172,41 @@ def test_painter_draws_a_wink_after_the_wink_it_leans_on_even_when_its_centre_is
     assert plain == ["blue-L1", "blue-S1"]  # depth and height alone get it wrong
     order = [o.id for _, o in _painter_order(layout, canvas, {"blue-L1": ["blue-S1"]})]  # type: ignore[union-attr]
     assert order == ["blue-S1", "blue-L1"]
+
+
+@pytest.mark.parametrize(
+    ("y_mm", "before_pot"),
+    [
+        (-27.5, True),  # against the pot's far side: the pot hides it
+        (27.5, False),  # against its near side: it hides the pot's foot
+    ],
+)
+def test_painter_puts_a_wink_against_the_pot_behind_or_before_it_by_which_side_it_lies(
+    y_mm: float, before_pot: bool
+) -> None:
+    # A camera tilted 40 degrees, standing on the +y side. The height bias
+    # that orders winks among winks must not carry a wink behind the pot
+    # onto the pot's wall.
+    from calibration.camera import CameraModel
+    from tools.scenegen.layout import Layout
+    from tools.scenegen.render import _painter_order, make_canvas
+
+    tilt = np.radians(40.0)
+    down = np.diag([1.0, -1.0, -1.0])
+    rotation = (
+        np.array([[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]])
+        @ down
+    )
+    position = np.array([0.0, np.tan(tilt) * 1500.0, 1500.0])
+    cam = CameraModel(
+        (320, 240),
+        np.array([[300.0, 0, 159.5], [0, 300.0, 119.5], [0, 0, 1]]),
+        np.zeros(5),
+        rotation,
+        -rotation @ position,
+    )
+    layout = Layout(
+        corners={}, winks=[_wink("blue-S1", 0.0, y_mm)], pot_material="black", mat_thickness_mm=3.0
+    )
+    kinds = [kind for kind, _ in _painter_order(layout, make_canvas(cam), {})]
+    assert kinds == (["wink", "pot"] if before_pot else ["pot", "wink"])

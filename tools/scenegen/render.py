@@ -830,8 +830,6 @@ def _painter_order(
     for d in layout.distractors:
         pt3 = np.array([d.centre_mm[0], d.centre_mm[1], d.base_z_mm + d.size_mm[2] / 2])
         keyed.append((float(canvas.depth(pt3[None, :])[0]) - 30.0 * d.size_mm[2], "d", d))
-    if layout.mat_present:
-        keyed.append((float(canvas.depth(np.array([[0.0, 0.0, 19.0]]))[0]), "pot", None))
     keyed.sort(key=lambda it: -it[0])
 
     winks = {w.id: w for w in layout.winks if w.placement != "potted"}
@@ -852,7 +850,32 @@ def _painter_order(
             emit(obj.id)
         else:
             order.append((kind, obj))
+    if layout.mat_present:
+        # The pot stands on the mat: it hides what stands behind its foot and
+        # is hidden by what stands before it. The height bias above (meant
+        # for winks among winks) would put a wink lying against the pot's
+        # far side in front of it, painted on the pot's wall. Distance from
+        # the eye, not along the optical axis: what matters is the line of
+        # sight through the pot, which a wide or tilted view can turn.
+        eye = canvas.position
+        pot_distance = float(np.linalg.norm(eye))
+        at = len(order)
+        for k, (_, obj) in enumerate(order):
+            foot = _foot_mm(obj)
+            if foot is not None and float(np.linalg.norm(foot - eye)) < pot_distance:
+                at = k
+                break
+        order.insert(at, ("pot", None))
     return order
+
+
+def _foot_mm(obj: WinkSolid | Distractor | None) -> np.ndarray | None:
+    """Where a wink or a piece of clutter meets what it stands on, (3,) mm."""
+    if isinstance(obj, WinkSolid):
+        return np.array([obj.centre[0], obj.centre[1], 0.0])
+    if isinstance(obj, Distractor):
+        return np.array([obj.centre_mm[0], obj.centre_mm[1], obj.base_z_mm])
+    return None
 
 
 def _draw_pot(
