@@ -49,6 +49,7 @@ from vision.status import (
     pot_colours_seen,
     pot_reading,
     read_unplayed,
+    stands_in_pot_foot,
     tiddlies_of,
 )
 
@@ -90,22 +91,23 @@ class BoardAssembly:
 
 
 def _fix_counts(
-    detections: WinkDetections,
+    detections: WinkDetections, candidates: npt.NDArray[np.bool_] | None = None
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.bool_], list[str]]:
     """Keep at most six winks per colour, two of them large (rule 2.1.1).
 
-    Returns which detections to keep, their (possibly corrected) sizes, which
-    sizes were corrected, and notes.
+    Only ``candidates`` (all detections by default) take part; the rest are
+    not kept. Returns which detections to keep, their (possibly corrected)
+    sizes, which sizes were corrected, and notes.
     """
     n = len(detections)
-    keep = np.ones(n, bool)
+    keep = np.ones(n, bool) if candidates is None else np.asarray(candidates, bool).copy()
     sizes = np.array(list(detections.size), dtype=object)
     resized = np.zeros(n, bool)
     notes = []
     conf = np.asarray(detections.confidence, float)
     radius = np.asarray(detections.radius_mm, float)
     for colour in Colour:
-        idx = [i for i in range(n) if detections.colour[i] is colour]
+        idx = [i for i in range(n) if detections.colour[i] is colour and keep[i]]
         if len(idx) > WINKS_PER_COLOUR:
             order = sorted(idx, key=lambda i: -conf[i])
             for i in order[WINKS_PER_COLOUR:]:
@@ -134,6 +136,24 @@ def _fix_counts(
             resized[i] = True
             notes.append(f"{colour.value}: a fifth small wink was relabelled large")
     return keep, sizes, resized, notes
+
+
+def _in_pot_foot(
+    detections: WinkDetections, camera: CameraModel, pot_centre_mm: Sequence[float]
+) -> npt.NDArray[np.bool_]:
+    """Detections that cannot be winks: centred inside the pot's foot, not seen in the pot.
+
+    From a tilted camera the pot's dark side and the felt's arc round its
+    foot can pass for a wink's rim; such a fit lands where the pot stands
+    (:func:`vision.status.stands_in_pot_foot`). A wink seen through the
+    opening is left to the potted test.
+    """
+    if len(detections) == 0:
+        return np.zeros(0, bool)
+    radius = np.asarray(detections.radius_mm, float)
+    potted = pot_reading(camera, detections.image_xy_px, radius, pot_centre_mm).potted
+    foot = stands_in_pot_foot(detections.mat_xy_mm, pot_centre_mm)
+    return np.asarray(foot & ~potted, dtype=bool)
 
 
 def _assign_ids(
@@ -241,7 +261,15 @@ def assemble_board(
         raised if the assembled board still contradicts itself.
     """
     corners = DEFAULT_CORNERS_MM if corners_mm is None else corners_mm
-    keep, sizes, resized, notes = _fix_counts(detections)
+    in_foot = _in_pot_foot(detections, camera, pot_centre_mm)
+    keep, sizes, resized, notes = _fix_counts(detections, ~in_foot)
+    for i in np.flatnonzero(in_foot):
+        u_px, v_px = detections.image_xy_px[i]
+        notes.append(
+            f"a {detections.colour[i].value} wink-like outline at image ({u_px:.0f}, {v_px:.0f}) "
+            "px was not counted: its centre would stand inside the pot's foot, where no wink "
+            "can lie, and it is not seen through the pot's opening"
+        )
     kept = np.flatnonzero(keep)
     dets = detections[kept]
     sizes = sizes[kept]

@@ -364,6 +364,32 @@ def pot_reading(
     return PotReading(rim_distance, fit, np.asarray(potted, dtype=bool))
 
 
+def stands_in_pot_foot(
+    mat_xy_mm: npt.ArrayLike, pot_centre_mm: Sequence[float] = (0.0, 0.0)
+) -> npt.NDArray[np.bool_]:
+    """Whether each plan centre lies inside the pot's foot, where no wink can lie on the mat.
+
+    Rule 2.4: the pot's base is 38 mm across. A wink lying on the mat beside
+    the pot keeps its centre at least its own radius (8 or 11 mm) outside
+    the base, and one leaning on the pot's wall at most a few millimetres
+    less; a centre inside the base itself belongs to a wink in the pot (see
+    :func:`lies_in_pot`) or to no wink at all.
+
+    Parameters
+    ----------
+    mat_xy_mm : (N, 2) array_like
+        Plan centres, taken as lying on the mat.
+    pot_centre_mm : (2,) array_like
+
+    Returns
+    -------
+    (N,) bool ndarray
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
+    distance = np.hypot(*(pts - np.asarray(pot_centre_mm, dtype=float)).T)
+    return np.asarray(distance < POT_BASE_DIAMETER_MM / 2, dtype=bool)
+
+
 def lies_in_pot(
     camera: CameraModel,
     image_xy_px: npt.ArrayLike,

@@ -24,6 +24,7 @@ from vision.status import (
     pot_fit_height_mm,
     pot_hidden_fraction,
     read_unplayed,
+    stands_in_pot_foot,
     tiddlies_of,
 )
 
@@ -416,3 +417,40 @@ def test_a_wink_seen_in_the_pot_that_fits_only_high_up_is_a_close_call(
     assert [w.status for w in seen] == [WinkStatus.POTTED]
     assert ("would fit inside only" in " ".join(seen[0].review)) is close_call
     assert seen[0].uncertain is close_call
+
+
+@pytest.mark.parametrize(
+    ("mat_xy_mm", "expected"),
+    [
+        ((0.0, 10.0), True),  # well inside the 38 mm base
+        ((18.5, 0.0), True),  # just inside its edge
+        ((0.0, -27.0), False),  # a small wink touching the base: centre 19 + 8 mm out
+        ((-25.0, 4.0), False),  # a large wink leaning on the wall a little inside touching
+    ],
+)
+def test_a_centre_inside_the_pots_foot_is_where_no_wink_can_lie(
+    mat_xy_mm: tuple[float, float], expected: bool
+) -> None:
+    assert stands_in_pot_foot([mat_xy_mm]).tolist() == [expected]
+    # The same, for a pot moved off the mat's centre.
+    moved = (mat_xy_mm[0] + 40.0, mat_xy_mm[1] - 15.0)
+    assert stands_in_pot_foot([moved], (40.0, -15.0)).tolist() == [expected]
+
+
+def test_a_wink_like_outline_on_the_pots_side_is_not_counted() -> None:
+    # From a tilted camera (on the -y side) the pot's dark wall and the
+    # felt's arc round its foot can pass for a wink's rim; the fit lands
+    # where the pot stands (14 mm from its axis, on the near side), which no
+    # wink on the mat can, and its line of sight misses the opening.
+    camera = overhead_camera(tilt_deg=20.0)
+    phantom = [SceneWink(Colour.GREEN, WinkSize.SMALL, 0.0, -14.0, 1.5)]
+    assert not lies_in_pot(camera, camera.mat_to_image(np.array([[0.0, -14.0, 1.5]])), 8.0)[0]
+    real = [SceneWink(Colour.BLUE, WinkSize.SMALL, 0.0, -28.0, 1.5)]  # touching the pot's foot
+    analysis = analyze_frame(
+        render(camera, real), camera, detections=detections_for(camera, [*phantom, *real])
+    )
+    seen = [w for w in analysis.board.winks if not w.inferred]
+    assert [(w.colour, w.status) for w in seen] == [(Colour.BLUE, WinkStatus.FREE)]
+    assert any("inside the pot's foot" in note for note in analysis.notes)
+    # The green wink nobody saw is inferred potted by the rule 2.1.1 count, as usual.
+    assert analysis.board.count(Colour.GREEN, WinkStatus.POTTED) == 6
