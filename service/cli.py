@@ -134,6 +134,18 @@ def count(
     annotate: Annotated[
         Path | None, typer.Option("--annotate", help="Write the labelled photo to OUT.png.")
     ] = None,
+    squop: Annotated[
+        list[str] | None,
+        typer.Option("--squop", help="Umpire's ruling UPPER,LOWER: UPPER squops LOWER."),
+    ] = None,
+    no_squop: Annotated[
+        list[str] | None,
+        typer.Option("--no-squop", help="Umpire's ruling A,B: neither squops the other."),
+    ] = None,
+    status: Annotated[
+        list[str] | None,
+        typer.Option("--status", help="Umpire's ruling ID=STATUS (free, potted, off, unplayed)."),
+    ] = None,
 ) -> None:
     """The end-of-time tiddly count and game score (rule 19)."""
     from service.commands import count as cmd
@@ -146,6 +158,9 @@ def count(
                 game_format=game_format,
                 json_output=json_output,
                 annotate_path=annotate,
+                squops=squop or (),
+                apart=no_squop or (),
+                statuses=status or (),
             )
         )
 

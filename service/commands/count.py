@@ -10,6 +10,7 @@ never silently counted either way.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from rules.board import (
     WinkStatus,
 )
 from rules.ruleset import get_ruleset
+from rules.rulings import Ruling, apply_rulings, parse_apart, parse_squops, parse_status
 from rules.scoring import EndedBy, GameFormat, GameScore, ascii_notation, format_points
 from service.outputs import check_output_path, write_image_atomic
 from service.photos import load_photo, naming_photo
@@ -320,18 +322,22 @@ def summary_lines(
 
 
 def annotate(
-    image_bgr: npt.NDArray[np.uint8], analysis: Any, summary: Sequence[str] = ()
+    image_bgr: npt.NDArray[np.uint8],
+    analysis: Any,
+    summary: Sequence[str] = (),
+    board: Board | None = None,
 ) -> npt.NDArray[np.uint8]:
     """The photo with a number on every wink seen, and a list of what each was counted as.
 
     Unsure winks are marked in red with a question mark, so the players can
     check exactly those on the mat. ``summary`` lines (see
-    :func:`summary_lines`) go under the list.
+    :func:`summary_lines`) go under the list. ``board`` is what was counted,
+    when it is not the analysis's own (e.g. after the umpire's rulings).
     """
     photo = image_bgr.copy()
     det = analysis.detections
     ids = list(getattr(analysis.assembly, "detection_ids", ()))
-    board = analysis.board
+    board = analysis.board if board is None else board
     lines: list[tuple[str, tuple[int, int, int]]] = []
     for k in range(len(det)):
         x, y = (int(v) for v in det.image_xy_px[k])
@@ -374,6 +380,26 @@ def annotate(
     return np.hstack([photo, panel])
 
 
+def parse_rulings(
+    squops: Sequence[str] = (), apart: Sequence[str] = (), statuses: Sequence[str] = ()
+) -> list[Ruling]:
+    """The umpire's rulings from the command line, in the order squops, apart, statuses."""
+    return [
+        *(parse_squops(t) for t in squops),
+        *(parse_apart(t) for t in apart),
+        *(parse_status(t) for t in statuses),
+    ]
+
+
+def _settled_reviews(reviews: Sequence[str], rulings: Sequence[Ruling]) -> list[str]:
+    """The review requests the rulings do not answer."""
+
+    def names(text: str, wink_id: str) -> bool:
+        return re.search(rf"(?<![\w-]){re.escape(wink_id)}(?![\w-])", text) is not None
+
+    return [r for r in reviews if not any(all(names(r, w) for w in ru.wink_ids) for ru in rulings)]
+
+
 def run(
     photo: Path,
     *,
@@ -382,11 +408,20 @@ def run(
     json_output: bool = False,
     annotate_path: Path | None = None,
     calibrate: Callable[[npt.NDArray[np.uint8]], Any] | None = None,
+    squops: Sequence[str] = (),
+    apart: Sequence[str] = (),
+    statuses: Sequence[str] = (),
 ) -> str:
-    """Count the tiddlies in a photo of the whole mat and return the text to print."""
+    """Count the tiddlies in a photo of the whole mat and return the text to print.
+
+    ``squops`` (``"UPPER,LOWER"``), ``apart`` (``"A,B"``) and ``statuses``
+    (``"ID=STATUS"``) are the umpire's rulings on winks the referee was unsure
+    of (see :mod:`rules.rulings`); the count follows them.
+    """
     # Check the cheap options first, so a typo fails before any image work.
     get_ruleset(ruleset)
     parse_format(game_format)
+    rulings = parse_rulings(squops, apart, statuses)
     if annotate_path is not None:
         check_output_path(annotate_path, option="--annotate", inputs=[photo], image=True)
     image = load_photo(photo)
@@ -406,21 +441,32 @@ def run(
             f"no winks found on the mat in {str(photo)!r}; nothing can be counted "
             "(check the light and that the whole mat is in view)"
         )
+    reviews = tuple(analysis.reviews)
+    if rulings:
+        board = apply_rulings(board, rulings)
+        reviews = tuple(_settled_reviews(reviews, rulings))
     tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
+    board = board.with_tiddlies(tiddly_counts)
     bounds = count_range(board, ruleset=ruleset, game_format=game_format)
+    ruled = [r.describe() for r in rulings]
     if annotate_path is not None:
         summary = summary_lines(tiddly_counts, score, bounds)
-        write_image_atomic(annotate_path, annotate(image, analysis, summary), option="--annotate")
-    if json_output:
-        return json.dumps(
-            report_json(
-                board,
-                tiddly_counts,
-                score,
-                notes=analysis.notes,
-                reviews=analysis.reviews,
-                bounds=bounds,
-            ),
-            indent=2,
+        if ruled:
+            summary.append("umpire ruled: " + "; ".join(ruled))
+        write_image_atomic(
+            annotate_path, annotate(image, analysis, summary, board), option="--annotate"
         )
-    return report_text(board, tiddly_counts, score, reviews=analysis.reviews, bounds=bounds)
+    if json_output:
+        report = report_json(
+            board, tiddly_counts, score, notes=analysis.notes, reviews=reviews, bounds=bounds
+        )
+        return json.dumps({**report, "rulings": ruled}, indent=2)
+    text = report_text(board, tiddly_counts, score, reviews=reviews, bounds=bounds)
+    if ruled:
+        text += "\numpire's rulings applied: " + "; ".join(ruled)
+    elif reviews:
+        text += (
+            "\nonce the umpire has ruled, count again with the rulings: --squop UPPER,LOWER, "
+            "--no-squop A,B, --status ID=STATUS (free, potted, off, unplayed)"
+        )
+    return text

@@ -259,3 +259,39 @@ def test_the_annotated_summary_gives_each_colour_its_tiddlies_range_and_the_scor
     ]
     assert lines[4] == "score 5½–1½"
     assert lines[5] == "score depends on the ? winks"
+
+
+def test_the_umpires_rulings_are_counted_and_their_review_requests_dropped() -> None:
+    # The referee's own reading first, then the same photo with the umpire
+    # ruling one of the pairs it asked about the other way round.
+    import json
+
+    from service.commands.count import run
+
+    photo = Path(__file__).parents[2] / "sample_images" / "overhead_00104.jpg"
+    before = json.loads(run(photo, json_output=True))
+    board = Board.from_json_dict(before["board"])
+    # A squop the referee called and asked the umpire to check.
+    upper, lower = next(
+        (w, low)
+        for w in board.winks
+        for low in w.squops
+        if any(r.startswith(f"{w.id} squops {low}?") for r in before["reviews"])
+    )
+
+    after = json.loads(run(photo, json_output=True, squops=[f"{lower},{upper.id}"]))
+    ruled = Board.from_json_dict(after["board"])
+    assert after["rulings"] == [f"{lower} squops {upper.id}"]
+    assert upper.id in ruled.wink(lower).squops
+    assert ruled.wink(upper.id).status is WinkStatus.SQUOPPED
+    assert not [r for r in after["reviews"] if upper.id in r and lower in r]
+    tiddlies, _ = count_board(ruled)
+    assert after["tiddlies"] == {c.value: n for c, n in tiddlies.items()}
+
+
+def test_a_ruling_naming_no_wink_on_the_board_is_one_clear_line() -> None:
+    photo = Path(__file__).parents[2] / "sample_images" / "overhead_00104.jpg"
+    result = runner.invoke(app, ["count", str(photo), "--squop", "red-S1,red-S9"])
+    assert result.exit_code == 2
+    assert "no wink 'red-S9' on the board" in result.output
+    assert "Traceback" not in result.output

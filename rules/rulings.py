@@ -1,0 +1,202 @@
+"""The umpire's rulings on a board the referee read: who squops whom, and single statuses.
+
+At the end of time (rule 19) the desk counts from a photo of the mat. Where
+the referee is unsure (a pair within its measurement's uncertainty, a wink at
+the pot's rim or on a line) it says so and lists the winks; the umpire then
+looks, close up or with a second view (Appendix D), and rules. The rulings
+here apply such decisions to the board, as copies, so that the count and the
+score follow the umpire and not the referee's best guess.
+
+A wink the umpire has ruled on is no longer unsure.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rules.board import Board, Wink, WinkStatus
+
+
+class BadRulingError(ValueError):
+    """A ruling that cannot be read, names a wink not on the board, or cannot hold."""
+
+
+class RulingKind(enum.StrEnum):
+    """What the umpire ruled."""
+
+    SQUOPS = "squops"
+    """The first wink squops the second (rule 8.2)."""
+    APART = "apart"
+    """Neither wink squops the other."""
+    STATUS = "status"
+    """The wink's status, other than squopped (rule 8)."""
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """One decision of the umpire.
+
+    Parameters
+    ----------
+    kind : RulingKind
+    wink_ids : tuple of str
+        Two ids (upper first for :attr:`RulingKind.SQUOPS`), or one for
+        :attr:`RulingKind.STATUS`.
+    status : WinkStatus or None
+        The ruled status, for :attr:`RulingKind.STATUS` only.
+    """
+
+    kind: RulingKind
+    wink_ids: tuple[str, ...]
+    status: WinkStatus | None = None
+
+    def describe(self) -> str:
+        """The ruling in words, e.g. ``"red-S1 squops blue-L2"``."""
+        if self.kind is RulingKind.SQUOPS:
+            return f"{self.wink_ids[0]} squops {self.wink_ids[1]}"
+        if self.kind is RulingKind.APART:
+            return f"{self.wink_ids[0]} and {self.wink_ids[1]} do not squop"
+        status = self.status.value if self.status is not None else "?"
+        return f"{self.wink_ids[0]} is {status}"
+
+
+def _pair(text: str, option: str) -> tuple[str, str]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise BadRulingError(f"{option} wants two wink ids like red-S1,blue-L2, but got {text!r}")
+    if parts[0] == parts[1]:
+        raise BadRulingError(f"{option} names the same wink twice: {text!r}")
+    return parts[0], parts[1]
+
+
+def parse_squops(text: str) -> Ruling:
+    """``"UPPER,LOWER"``: the umpire ruled that UPPER squops LOWER."""
+    return Ruling(RulingKind.SQUOPS, _pair(text, "--squop"))
+
+
+def parse_apart(text: str) -> Ruling:
+    """``"A,B"``: the umpire ruled that neither wink squops the other."""
+    return Ruling(RulingKind.APART, _pair(text, "--no-squop"))
+
+
+def parse_status(text: str) -> Ruling:
+    """``"ID=STATUS"``: the umpire ruled the wink's status; squopped is :func:`parse_squops`."""
+    wink_id, sep, status_text = (p.strip() for p in text.partition("="))
+    if not sep or not wink_id or not status_text:
+        raise BadRulingError(f"--status wants ID=STATUS like blue-S3=potted, but got {text!r}")
+    try:
+        status = WinkStatus(status_text.lower())
+    except ValueError:
+        known = ", ".join(s.value for s in WinkStatus if s is not WinkStatus.SQUOPPED)
+        raise BadRulingError(
+            f"--status {text!r}: unknown status {status_text!r}; one of {known}"
+        ) from None
+    if status is WinkStatus.SQUOPPED:
+        raise BadRulingError(
+            f"--status {text!r}: say which wink squops it, with --squop UPPER,{wink_id}"
+        )
+    return Ruling(RulingKind.STATUS, (wink_id,), status)
+
+
+def _squoppers(winks: dict[str, Wink], wink_id: str) -> list[str]:
+    return [w.id for w in winks.values() if wink_id in w.squops]
+
+
+def _unsquop(winks: dict[str, Wink], upper: str, lower: str) -> None:
+    """Take ``lower`` out of ``upper``'s squops (in place on the dict of copies)."""
+    winks[upper] = winks[upper].with_squops(s for s in winks[upper].squops if s != lower)
+
+
+def _freed(winks: dict[str, Wink], ids: Iterable[str]) -> None:
+    """Rule 8.3: a squopped wink that nothing squops any more is free."""
+    for wid in ids:
+        w = winks[wid]
+        if w.status is WinkStatus.SQUOPPED and not _squoppers(winks, wid):
+            winks[wid] = w.with_status(WinkStatus.FREE)
+
+
+def _apply(winks: dict[str, Wink], ruling: Ruling) -> None:
+    if ruling.kind in (RulingKind.SQUOPS, RulingKind.APART):
+        first, second = ruling.wink_ids
+        for wid in (first, second):
+            if winks[wid].status in (WinkStatus.POTTED, WinkStatus.OFF):
+                raise BadRulingError(
+                    f"{ruling.describe()!r}: {wid} is {winks[wid].status.value}; rule it "
+                    f"otherwise first with --status {wid}=free"
+                )
+        _unsquop(winks, first, second)
+        _unsquop(winks, second, first)
+        if ruling.kind is RulingKind.SQUOPS:
+            upper = winks[first]
+            winks[first] = upper.with_squops((*upper.squops, second))
+            if upper.status is WinkStatus.UNPLAYED:
+                # A wink lying on another has been played (rule 3).
+                winks[first] = winks[first].with_status(WinkStatus.FREE)
+            winks[second] = winks[second].with_status(WinkStatus.SQUOPPED)
+        _freed(winks, (first, second))
+        return
+    (wid,) = ruling.wink_ids
+    status = ruling.status
+    if status is None:
+        raise BadRulingError(f"a status ruling on {wid} without a status")
+    over = _squoppers(winks, wid)
+    under = list(winks[wid].squops)
+    # A wink ruled anything but squopped has nothing on it; one potted, off or
+    # unplayed lies on nothing either.
+    for upper_id in over:
+        _unsquop(winks, upper_id, wid)
+    wink = winks[wid].with_status(status)
+    if status in (WinkStatus.POTTED, WinkStatus.OFF, WinkStatus.UNPLAYED):
+        wink = wink.with_squops(())
+    if status is WinkStatus.POTTED:
+        wink = wink.with_position(None, None)
+    winks[wid] = wink
+    _freed(winks, under)
+
+
+def _pile_numbers(board: Board) -> dict[str, int]:
+    """Rule 8.2.2: each wink in a pile, numbered 1, 2, ... by the pile's first id."""
+    groups = sorted(board.piles(), key=min)
+    return {wid: n for n, group in enumerate(groups, start=1) for wid in group}
+
+
+def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
+    """The board as the umpire ruled it: squops, statuses and piles updated, in order.
+
+    Parameters
+    ----------
+    board : Board
+        As read by the referee.
+    rulings : sequence of Ruling
+        Applied in order; a later ruling on the same winks wins.
+
+    Returns
+    -------
+    Board
+        A validated copy. Ruled winks are no longer unsure; the stored
+        tiddlies are dropped (count them again by the ruleset).
+
+    Raises
+    ------
+    BadRulingError
+        A ruling names a wink not on the board, or makes a potted or off wink
+        squop or be squopped.
+    """
+    winks = {w.id: w for w in board.winks}
+    for ruling in rulings:
+        missing = [wid for wid in ruling.wink_ids if wid not in winks]
+        if missing:
+            raise BadRulingError(
+                f"{ruling.describe()!r}: no wink {missing[0]!r} on the board; "
+                f"the winks are {sorted(winks)!r}"
+            )
+        _apply(winks, ruling)
+        for wid in ruling.wink_ids:
+            winks[wid] = winks[wid].model_copy(update={"uncertain": False})
+    ruled = board.with_winks(winks[w.id] for w in board.winks).with_tiddlies(None)
+    piles = _pile_numbers(ruled)
+    ruled = ruled.with_winks(w.model_copy(update={"pile": piles.get(w.id)}) for w in ruled.winks)
+    ruled.validate_or_raise(where="board after the umpire's rulings")
+    return ruled
