@@ -259,6 +259,68 @@ class BirdsEyeView:
             ]
         )
 
+    def window(self, region_mm: Sequence[float]) -> BirdsEyeView | None:
+        """The part of this view over ``region_mm`` = (x_min, y_min, x_max, y_max), in mat mm.
+
+        Its pixels are this view's own (the same grid, remap tables and
+        masks, sliced), so a frame warped into it reads exactly what the
+        whole view reads there; the halved frame is cut to what the window
+        needs. None when the region misses the view.
+        """
+        x0, y0, x1, y1 = (float(v) for v in region_mm)
+        width, height = self.size_wh
+        c0 = max(int(np.floor((x0 - self.x_min_mm) * self.px_per_mm)), 0)
+        c1 = min(int(np.ceil((x1 - self.x_min_mm) * self.px_per_mm)), width)
+        r0 = max(int(np.floor((self.y_max_mm - y1) * self.px_per_mm)), 0)
+        r1 = min(int(np.ceil((self.y_max_mm - y0) * self.px_per_mm)), height)
+        if c1 - c0 < 8 or r1 - r0 < 8:
+            return None
+        rows, cols = slice(r0, r1), slice(c0, c1)
+        valid = self.valid[rows, cols]
+        map_fixed = self.map_fixed[rows, cols].copy()
+        crop = self.source_crop
+        if valid.any():
+            # The halved frame only where the window reads it, with the same
+            # margins as the whole view's crop (halving smooths over 5 pixels).
+            read = map_fixed[valid]
+            left = max(int(read[:, 0].min()) - 3, 0)
+            top = max(int(read[:, 1].min()) - 3, 0)
+            top_full, bottom_full, left_full, right_full = self.source_crop
+            right = min(int(read[:, 0].max()) + 5, (right_full - left_full + 1) // 2)
+            bottom = min(int(read[:, 1].max()) + 5, (bottom_full - top_full + 1) // 2)
+            crop = (
+                top_full + 2 * top,
+                min(top_full + 2 * bottom, bottom_full),
+                left_full + 2 * left,
+                min(left_full + 2 * right, right_full),
+            )
+            map_fixed[..., 0] -= left
+            map_fixed[..., 1] -= top
+        near_edge = self.near_edge[rows, cols]
+        on_mat = self.on_mat[rows, cols]
+        return dataclasses.replace(
+            self,
+            x_min_mm=self.x_min_mm + c0 / self.px_per_mm,
+            y_max_mm=self.y_max_mm - r0 / self.px_per_mm,
+            size_wh=(c1 - c0, r1 - r0),
+            source_crop=crop,
+            map_fixed=map_fixed,
+            map_frac=self.map_frac[rows, cols],
+            valid=valid,
+            on_mat=on_mat,
+            near_edge=near_edge,
+            on_baseline=self.on_baseline[rows, cols],
+            on_mat_u8=self.on_mat_u8[rows, cols],
+            valid_u8=self.valid_u8[rows, cols],
+            mat_small_u8=cv2.resize(
+                on_mat.astype(np.uint8),
+                (max((c1 - c0) // 8, 1), max((r1 - r0) // 8, 1)),
+                interpolation=cv2.INTER_NEAREST,
+            ),
+            edge_rows=np.nonzero(near_edge)[0],
+            edge_cols=np.nonzero(near_edge)[1],
+        )
+
     def warp(self, frame_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
         """The full-size frame, halved and remapped into the view.
 
@@ -409,6 +471,12 @@ FELT_REFRESH_BRIGHTNESS = 0.03
 _FELT_CACHE: dict[str, tuple[npt.NDArray[np.uint8], float, int]] = {}
 
 
+# camera key -> (felt noise on the mat and on the table, radius bias mm, each
+# colour's typical hue and saturation) of the last whole frame: a window of
+# a later frame, mostly winks, is judged by them.
+_FRAME_STATS: dict[str, tuple[tuple[float, float], float, dict[int, tuple[float, float]]]] = {}
+
+
 def clear_caches(*, keep_views: bool = False) -> None:
     """Forget every camera's felt model and, unless ``keep_views``, its remap tables.
 
@@ -418,6 +486,7 @@ def clear_caches(*, keep_views: bool = False) -> None:
         _VIEW_CACHE.clear()
         _POT_CACHE.clear()
     _FELT_CACHE.clear()
+    _FRAME_STATS.clear()
 
 
 def _cached_felt_model(
@@ -512,8 +581,13 @@ def _find_seeds(
     view_bgr: npt.NDArray[np.uint8],
     felt_u8: npt.NDArray[np.uint8],
     reference: ColourReference,
+    noise: tuple[float, float] | None = None,
 ) -> tuple[list[_Seed], npt.NDArray[np.uint8], npt.NDArray[np.int8], _SeedStrength]:
-    """Seeds, the wink-colour mask and labels they came from, and the seeds' contrast bar."""
+    """Seeds, the wink-colour mask and labels they came from, and the seeds' contrast bar.
+
+    ``noise`` (mat, table) replaces the felt noise measured on this view:
+    a window of the frame, mostly winks, would overstate it.
+    """
     # Cheap integer contrast first; the colour analysis then runs only on
     # the few percent of pixels that differ from the felt at all.
     # The largest channel difference: a yellow wink on cream felt differs
@@ -528,11 +602,14 @@ def _find_seeds(
     sub_mat = view.on_mat[::4, ::4]
     bars = []
     noises = []
-    for side in (True, False):
-        sample = sub_rel[sub_valid & (sub_mat == side)]
-        noise = float(np.median(sample)) if len(sample) else 0.0
-        bars.append(max(CANDIDATE_MEAN_CONTRAST, 5.0 * noise))
-        noises.append(noise)
+    for k, side in enumerate((True, False)):
+        if noise is None:
+            sample = sub_rel[sub_valid & (sub_mat == side)]
+            level = float(np.median(sample)) if len(sample) else 0.0
+        else:
+            level = noise[k]
+        bars.append(max(CANDIDATE_MEAN_CONTRAST, 5.0 * level))
+        noises.append(level)
     # And an absolute step, so that sensor noise on a dark table is not
     # mistaken for colour.
     candidate = cv2.bitwise_and(
@@ -593,7 +670,11 @@ def _find_seeds(
     # A wink's middle stands well clear of the felt's noise; a blob of
     # noise on grainy felt only just passes the pixel bar.
     strength = _SeedStrength(
-        rel, view.on_mat, SEED_NOISE_RATIO * noises[0], SEED_NOISE_RATIO * noises[1]
+        rel,
+        view.on_mat,
+        SEED_NOISE_RATIO * noises[0],
+        SEED_NOISE_RATIO * noises[1],
+        (noises[0], noises[1]),
     )
     return strength.strong(_seeds_from_mask(view, mask, label, felt_u8)), mask, label, strength
 
@@ -631,6 +712,7 @@ class _SeedStrength:
     on_mat: npt.NDArray[np.bool_]  # (h, w)
     bar_mat: float
     bar_table: float
+    noise: tuple[float, float] = (0.0, 0.0)  # the felt's noise it was set from (mat, table)
 
     def strong(self, seeds: list[_Seed]) -> list[_Seed]:
         """The seeds that stand clear of the felt's noise."""
@@ -1593,8 +1675,9 @@ def detect_winks(
     *,
     colour_reference: ColourReference | None = None,
     mat_polygon_mm: Sequence[Sequence[float]] | npt.ArrayLike | None = None,
+    window_mm: Sequence[float] | None = None,
 ) -> WinkDetections:
-    """Every wink visible in one calibrated frame.
+    """Every wink visible in one calibrated frame (or in a window of it).
 
     Parameters
     ----------
@@ -1607,6 +1690,14 @@ def detect_winks(
     mat_polygon_mm : (k, 2) array_like, optional
         The mat's outline in mat mm; winks outside it lie on the table, a
         mat's thickness lower. Defaults to the regulation 6 x 3 ft mat.
+    window_mm : (4,) sequence of float, optional
+        ``(x_min, y_min, x_max, y_max)`` in mat mm: look only there, for a
+        still camera whose frame changed only there. The felt model, the
+        felt's noise and the radius bias are then those of the last whole
+        frame of this camera (a window, mostly winks, would misjudge them);
+        without a whole frame seen before, the whole frame is searched.
+        Winks cut by the window's border may be missed or misfitted: keep
+        only those well inside it.
 
     Returns
     -------
@@ -1620,14 +1711,32 @@ def detect_winks(
     _check_image(image_bgr, camera)
     reference = colour_reference or ColourReference()
     view = cached_birds_eye_view(camera)
-    view_bgr = view.warp(image_bgr)
-    felt = _cached_felt_model(camera, view, view_bgr)
-    seeds, mask, label, _ = _find_seeds(view, view_bgr, felt, reference)
+    key = _camera_key(camera)
+    stats = _FRAME_STATS.get(key) if window_mm is not None else None
+    cached_felt = _FELT_CACHE.get(key)
+    window = None
+    if stats is not None and cached_felt is not None:
+        window = view.window(window_mm) if window_mm is not None else None
+    if window is not None and cached_felt is not None:
+        # The window is a slice of the whole view: so is its felt model.
+        c0 = round((window.x_min_mm - view.x_min_mm) * view.px_per_mm)
+        r0 = round((view.y_max_mm - window.y_max_mm) * view.px_per_mm)
+        width, height = window.size_wh
+        felt = cached_felt[0][r0 : r0 + height, c0 : c0 + width]
+        view = window
+        view_bgr = view.warp(image_bgr)
+    else:
+        stats = None
+        view_bgr = view.warp(image_bgr)
+        felt = _cached_felt_model(camera, view, view_bgr)
+    seeds, mask, label, strength = _find_seeds(
+        view, view_bgr, felt, reference, noise=None if stats is None else stats[0]
+    )
     if not seeds:
         return WinkDetections.empty()
 
     def first_pass(
-        seeds: list[_Seed], bias: float | None
+        seeds: list[_Seed], bias: float | None, *, first: bool = False
     ) -> tuple[_Fits, FloatArray, float, _Rims, npt.NDArray[np.bool_]]:
         centres = np.array([s.mat_xy_mm for s in seeds])
         plane_z = view.z_mm + _base_height(centres, mat_polygon_mm)
@@ -1645,7 +1754,7 @@ def detect_winks(
             outside,
             # Crescents are sought round the first seeds' winks only: the
             # seeds that follow are few and seldom lie on another wink.
-            crescents=bias is None,
+            crescents=first,
         )
         free = _free_fits(rims, centres)
         if bias is None:
@@ -1656,7 +1765,9 @@ def detect_winks(
             bias = estimate_radius_bias(free.radius_mm[clearest])
         return _fit_rims(rims, centres, free, bias), plane_z, bias, rims, outside
 
-    fits, plane_z, bias, rims, outside = first_pass(seeds, None)
+    fits, plane_z, bias, rims, outside = first_pass(
+        seeds, None if stats is None else stats[1], first=True
+    )
     # Where each seed's rays crossed into another wink's colour, for
     # :func:`_crescent_seeds`.
     rim_points, foreign_colour = rims.points_mm, rims.foreign_colour
@@ -1730,7 +1841,14 @@ def detect_winks(
         from_pot < POT_BASE_DIAMETER_MM / 2 + fits.circles.radius_mm - bias - POT_LEAN_MM
     )
     fits = dataclasses.replace(fits, ok=fits.ok & ~under_pot)
-    return _assemble(fits, rims, colour_index, plane_z, camera, bias)
+    if stats is None:
+        colour_stats = _colour_stats(rims.wink_colour, colour_index, fits.ok)
+        _FRAME_STATS[key] = (strength.noise, bias, colour_stats)
+        while len(_FRAME_STATS) > _VIEW_CACHE_SIZE:
+            _FRAME_STATS.pop(next(iter(_FRAME_STATS)))
+    else:
+        colour_stats = stats[2]
+    return _assemble(fits, rims, colour_index, plane_z, camera, bias, colour_stats)
 
 
 #: A fit is tested for two winks of one colour when at least this many of
@@ -2282,6 +2400,7 @@ def _assemble(
     plane_z: FloatArray,
     camera: CameraModel,
     radius_bias_mm: float,
+    colour_stats: dict[int, tuple[float, float]],
 ) -> WinkDetections:
     circles = fits.circles
     quality = circles.arc_fraction / (0.3 + circles.rms_mm)
@@ -2291,7 +2410,7 @@ def _assemble(
     by_wink = rims.foreign & ~rims.pot_hidden
     alone = ((by_wink & ~circles.inliers) | rims.covered).mean(axis=1) < 0.05
     alone &= ~by_wink.any(axis=1)
-    ok = fits.ok & (_typical_colour(rims.wink_colour, colour_index, fits.ok) | ~alone)
+    ok = fits.ok & (_typical_colour(rims.wink_colour, colour_index, colour_stats) | ~alone)
     # Off the mat, among pens, phones and mugs, a wink must show a clean
     # round rim: winks that went off lie alone on the table.
     off_mat = plane_z < 0.0
@@ -2374,26 +2493,40 @@ def _assemble(
     )
 
 
-def _typical_colour(
+def _colour_stats(
     wink_colour: FloatArray, colour_index: npt.NDArray[np.int64], ok: npt.NDArray[np.bool_]
+) -> dict[int, tuple[float, float]]:
+    """Per colour index with three winks or more: their mean hue (deg) and median saturation."""
+    hue, sat = hue_saturation(wink_colour)
+    stats = {}
+    for k in np.unique(colour_index[ok]):
+        members = ok & (colour_index == k)
+        if members.sum() < 3:
+            continue
+        mean_hue = float(np.degrees(np.angle(np.exp(1j * np.radians(hue[members])).mean())))
+        stats[int(k)] = (mean_hue, float(np.median(sat[members])))
+    return stats
+
+
+def _typical_colour(
+    wink_colour: FloatArray,
+    colour_index: npt.NDArray[np.int64],
+    stats: dict[int, tuple[float, float]],
 ) -> npt.NDArray[np.bool_]:
     """(n,) whether each wink's colour matches the other winks of its colour.
 
     All winks of a colour share one plastic and one light, so in one frame
     their hues agree within a few degrees and their saturations within
     about a third; a brown pen or an orange board that passed for red or
-    yellow is off in hue *and* greyer. Needs three winks of the colour to
+    yellow is off in hue *and* greyer. ``stats`` are the frame's
+    (:func:`_colour_stats`), which need three winks of the colour to
     judge; fewer pass.
     """
     hue, sat = hue_saturation(wink_colour)
     typical = np.ones(len(wink_colour), dtype=bool)
-    for k in np.unique(colour_index[ok]):
-        members = ok & (colour_index == k)
-        if members.sum() < 3:
-            continue
-        mean_hue = np.degrees(np.angle(np.exp(1j * np.radians(hue[members])).mean()))
+    for k, (mean_hue, median_sat) in stats.items():
         hue_off = np.abs((hue - mean_hue + 180.0) % 360.0 - 180.0)
-        sat_ratio = sat / max(float(np.median(sat[members])), 1e-6)
+        sat_ratio = sat / max(median_sat, 1e-6)
         atypical = ((hue_off > 10.0) & (sat_ratio < 0.8)) | (sat_ratio < 0.4)
         typical &= ~((colour_index == k) & atypical)
     return typical

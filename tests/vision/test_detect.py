@@ -32,6 +32,7 @@ from vision.detect import (
     _Seed,
     _within_reach,
     build_birds_eye_view,
+    clear_caches,
     detect_winks,
     estimate_radius_bias,
 )
@@ -570,6 +571,7 @@ def test_one_wink_fitted_at_its_top_and_its_foot_is_kept_once(camera_mm, kept: i
         plane_z=np.full(2, 0.85),
         camera=_camera_at(camera_mm),
         radius_bias_mm=0.0,
+        colour_stats={},
     )
     assert len(found) == kept
 
@@ -860,3 +862,60 @@ def test_rays_cross_into_another_colour_only_where_another_wink_is(
     if crescent:
         assert (into == _RED).sum() >= 4
     assert not ((into >= 0) & (into != _RED)).any()
+
+
+@pytest.mark.parametrize(
+    "region_mm",
+    [
+        (-400.0, -150.0, -100.0, 120.0),  # inside the mat
+        (700.0, 300.0, 1100.0, 700.0),  # over a corner, the table and past the view's edge
+    ],
+)
+def test_a_window_of_the_view_reads_the_same_pixels_as_the_whole_view(
+    region_mm: tuple[float, float, float, float],
+) -> None:
+    camera = _camera()
+    view = build_birds_eye_view(camera)
+    window = view.window(region_mm)
+    assert window is not None
+    col0 = round((window.x_min_mm - view.x_min_mm) * view.px_per_mm)
+    row0 = round((view.y_max_mm - window.y_max_mm) * view.px_per_mm)
+    width, height = window.size_wh
+    frame = np.random.default_rng(5).integers(0, 256, (1080, 1920, 3), dtype=np.uint8)
+    whole = view.warp(frame)[row0 : row0 + height, col0 : col0 + width]
+    np.testing.assert_array_equal(window.warp(frame)[window.valid], whole[window.valid])
+    np.testing.assert_array_equal(window.view_to_mat([[0, 0]]), view.view_to_mat([[col0, row0]]))
+
+
+def test_winks_found_in_a_window_are_the_whole_frames_winks_there(scene) -> None:
+    camera, image, _ = scene
+    whole = detect_winks(image, camera)  # (a whole frame first: the window borrows its felt)
+    inner = (-520.0, 150.0, -180.0, 420.0)
+    pad = 30.0
+    window = detect_winks(
+        image, camera, window_mm=(inner[0] - pad, inner[1] - pad, inner[2] + pad, inner[3] + pad)
+    )
+
+    def inside(found: WinkDetections) -> WinkDetections:
+        xy = found.mat_xy_mm
+        return found[
+            (xy[:, 0] > inner[0])
+            & (xy[:, 0] < inner[2])
+            & (xy[:, 1] > inner[1])
+            & (xy[:, 1] < inner[3])
+        ]
+
+    expected, got = inside(whole), inside(window)
+    assert len(expected) >= 2
+    assert len(got) == len(expected)
+    for k in range(len(expected)):
+        i = int(np.argmin(np.hypot(*(got.mat_xy_mm - expected.mat_xy_mm[k]).T)))
+        assert np.hypot(*(got.mat_xy_mm[i] - expected.mat_xy_mm[k])) < 0.3
+        assert (got.colour[i], got.size[i]) == (expected.colour[k], expected.size[k])
+
+
+def test_a_window_before_any_whole_frame_is_seen_searches_the_whole_frame(scene) -> None:
+    camera, image, _ = scene
+    clear_caches(keep_views=True)
+    found = detect_winks(image, camera, window_mm=(-10.0, -10.0, 10.0, 10.0))
+    assert len(found) == len(EXPECTED)
