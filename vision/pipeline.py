@@ -695,6 +695,23 @@ UNCHANGED_MEAN_LEVELS = 1.5
 UNCHANGED_PIXEL_FRACTION = 2e-4
 
 
+#: A frame whose change over the mat fits in a box of at most this share of
+#: the mat's area is searched for winks only round the change (see
+#: :class:`StillCameraAnalyzer`); a larger change is searched whole.
+WINDOW_MAX_MAT_SHARE = 0.2
+#: Shrunk pixels that changed by more than this (8-bit levels) are a change.
+CHANGED_LEVELS = 12
+#: How far from a changed shrunk pixel (12 mm across at 0.65 px/mm) the centre
+#: of a wink that changed can lie: half a pixel and a large wink's radius,
+#: with room for blur, mm.
+CHANGE_REACH_MM = 20.0
+#: Fresh fits this far outside the change are taken too (a wink at its border), mm.
+MERGE_TOLERANCE_MM = 5.0
+#: The window searched reaches this much beyond, so that every wink whose
+#: centre is within reach of the change lies wholly inside it, mm.
+WINDOW_PAD_MM = 26.0
+
+
 class StillCameraAnalyzer:
     """Analyse the frames of a still camera one after another.
 
@@ -702,6 +719,16 @@ class StillCameraAnalyzer:
     board (so winks keep their ids) and a shrunk copy of the last frame. A
     frame that has not changed over the mat since the last one (between
     shots, most frames) returns the last analysis at the cost of a resize.
+
+    A frame that changed only in one part of the mat (a shot moved a wink or
+    two) is searched for winks only there: winks whose centres lie within
+    :data:`CHANGE_REACH_MM` of the change are found afresh, in a window
+    :data:`WINDOW_PAD_MM` wider (:func:`vision.detect.detect_winks` with
+    ``window_mm``), and the last frame's winks elsewhere are kept. The board
+    is then built afresh from them all, on this frame. When a colour comes
+    out with fewer winks than before (one went off the mat, into the pot or
+    anywhere outside the window), when part of the mat was hidden, or when
+    the board's turn is not known, the whole frame is searched instead.
 
     Unlike the value types this is a session object: ``analyze`` updates it.
     """
@@ -721,6 +748,10 @@ class StillCameraAnalyzer:
         )
         self._last_small: npt.NDArray[np.int16] | None = None
         self._last: FrameAnalysis | None = None
+        self._watch = _watched_small(self.context)
+        # Whether the last analysis came from the default detector (and not
+        # from detections given by the caller), so that its winks can be kept.
+        self._last_detected = False
 
     def _shrunk(self, image_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.int16]:
         sh, sw = self.context.mat_mask_small.shape
@@ -753,12 +784,181 @@ class StillCameraAnalyzer:
                     orientation_known=self._last.orientation_known,
                 )
         previous = self._last.board if self._last is not None else None
-        analysis = analyze_frame(
-            image_bgr,
-            self.context,
-            detections=detections,
-            detector=self.detector,
-            previous=previous,
-        )
+        analysis = None
+        if detections is None:
+            analysis = self._analyze_change(image_bgr, small, previous)
+        if analysis is None:
+            analysis = analyze_frame(
+                image_bgr,
+                self.context,
+                detections=detections,
+                detector=self.detector,
+                previous=previous,
+            )
         self._last, self._last_small = analysis, small
+        self._last_detected = detections is None and self.detector is None
         return analysis
+
+    def _analyze_change(
+        self,
+        image_bgr: npt.NDArray[np.uint8],
+        small: npt.NDArray[np.int16],
+        previous: Board | None,
+    ) -> FrameAnalysis | None:
+        """The analysis from a search round the change alone, or None to search the whole frame."""
+        last = self._last
+        if (
+            last is None
+            or self._last_small is None
+            or not self._last_detected
+            or self.detector is not None
+            or last.hidden_regions
+            or not self.context.orientation_known
+            or last.camera is not self.context.camera
+        ):
+            return None
+        changed = (np.abs(small - self._last_small).max(axis=2) > CHANGED_LEVELS) & self._watch
+        boxes = _change_boxes_mm(changed, self.context.camera)
+        area = sum(float(np.prod(high - low)) for low, high in boxes)
+        if not boxes or area > WINDOW_MAX_MAT_SHARE * MAT_LENGTH_MM * MAT_WIDTH_MM:
+            return None
+        from vision.detect import detect_winks
+
+        t0 = time.perf_counter()
+        hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
+        found = WinkDetections.empty()
+        for low, high in boxes:
+            part = detect_winks(
+                image_bgr,
+                self.context.camera,
+                colour_reference=self.context.colour_reference,
+                mat_polygon_mm=np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]]),
+                window_mm=(*(low - WINDOW_PAD_MM), *(high + WINDOW_PAD_MM)),
+            )
+            inside = (part.mat_xy_mm >= low - MERGE_TOLERANCE_MM) & (
+                part.mat_xy_mm <= high + MERGE_TOLERANCE_MM
+            )
+            found = _concat_detections(found, part[np.all(inside, axis=1)])
+
+        def within(detections: WinkDetections) -> npt.NDArray[np.bool_]:
+            xy = detections.mat_xy_mm
+            hit = np.zeros(len(detections), dtype=bool)
+            for low, high in boxes:
+                hit |= np.all((xy >= low) & (xy <= high), axis=1)
+            return hit
+
+        # A wink at the border of the change can be fitted just inside it in
+        # one frame and just outside in the other: the fresh fits reach a
+        # little further, and a kept wink that one of them finds again goes.
+        fresh = found
+        kept = last.detections[~within(last.detections)]
+        if len(kept) and len(fresh):
+            apart = np.hypot(*(kept.mat_xy_mm[:, None, :] - fresh.mat_xy_mm[None, :, :]).T).T
+            again = (apart < 0.5 * np.minimum.outer(kept.radius_mm, fresh.radius_mm)) & (
+                kept.colour[:, None] == fresh.colour[None, :]
+            )
+            kept = kept[~again.any(axis=1)]
+            again_fresh = (
+                np.hypot(*(fresh.mat_xy_mm[:, None, :] - fresh.mat_xy_mm[None, :, :]).T).T
+                < 0.5 * np.minimum.outer(fresh.radius_mm, fresh.radius_mm)
+            ) & (fresh.colour[:, None] == fresh.colour[None, :])
+            # Two windows that overlap find a wink twice: keep the first.
+            fresh = fresh[~np.triu(again_fresh, 1).any(axis=0)]
+        merged = _concat_detections(kept, fresh)
+        for colour in Colour:
+            if np.sum(merged.colour == colour) < np.sum(last.detections.colour == colour):
+                return None
+        detect_ms = (time.perf_counter() - t0) * 1000.0
+        analysis = analyze_frame(image_bgr, self.context, detections=merged, previous=previous)
+        timings = dict(analysis.timings_ms)
+        timings["detect"] = detect_ms
+        timings["total"] = timings.get("total", 0.0) + detect_ms
+        timings["window"] = 1.0
+        return replace(analysis, timings_ms=timings)
+
+
+def _change_boxes_mm(
+    changed: npt.NDArray[np.bool_], camera: CameraModel
+) -> list[tuple[FloatArray, FloatArray]]:
+    """Boxes ``(low, high)`` on the mat, mm, round each place the shrunk frame changed.
+
+    Each patch of changed pixels gives a box :data:`CHANGE_REACH_MM` wider
+    than its pixels' centres on the mat; boxes whose searched windows would
+    overlap are joined, so that no wink is searched for twice.
+    """
+    count, labels = cv2.connectedComponents(
+        cv2.dilate(changed.astype(np.uint8), np.ones((3, 3), np.uint8)), connectivity=8
+    )
+    boxes = []
+    for k in range(1, count):
+        rows, cols = np.nonzero((labels == k) & changed)
+        if len(rows) == 0:
+            continue
+        centres_px = (np.column_stack([cols, rows]) + 0.5) * HIDDEN_SCALE - 0.5
+        on_mat = camera.image_to_mat(centres_px, 0.0)
+        boxes.append((on_mat.min(axis=0) - CHANGE_REACH_MM, on_mat.max(axis=0) + CHANGE_REACH_MM))
+    joined = True
+    while joined and len(boxes) > 1:
+        joined = False
+        for i in range(len(boxes)):
+            for j in range(i + 1, len(boxes)):
+                (lo_a, hi_a), (lo_b, hi_b) = boxes[i], boxes[j]
+                pad = 2 * WINDOW_PAD_MM
+                if np.all(lo_a <= hi_b + pad) and np.all(lo_b <= hi_a + pad):
+                    boxes[i] = (np.minimum(lo_a, lo_b), np.maximum(hi_a, hi_b))
+                    del boxes[j]
+                    joined = True
+                    break
+            if joined:
+                break
+    return boxes
+
+
+def _watched_small(context: FrameContext) -> npt.NDArray[np.bool_]:
+    """Where, at the shrunk scale, a change can concern the board: the mat and table round it."""
+    sh, sw = context.mat_mask_small.shape
+    from vision.detect import TABLE_MARGIN_MM
+
+    hx, hy = MAT_LENGTH_MM / 2 + TABLE_MARGIN_MM, MAT_WIDTH_MM / 2 + TABLE_MARGIN_MM
+    corners = np.array([[-hx, -hy, 0.0], [hx, -hy, 0.0], [hx, hy, 0.0], [-hx, hy, 0.0]])
+    # Along each side, so that lens distortion bends the outline as it does the table.
+    steps = np.linspace(0.0, 1.0, 16, endpoint=False)[:, None]
+    ends = zip(corners, np.roll(corners, -1, 0), strict=True)
+    outline = np.vstack([a + steps * (b - a) for a, b in ends])
+    outline_px = context.camera.mat_to_image(outline) / HIDDEN_SCALE
+    watch = np.zeros((sh, sw), np.uint8)
+    cv2.fillPoly(watch, [np.round(outline_px).astype(np.int32)], 1)
+    return watch.astype(bool)
+
+
+def _concat_detections(a: WinkDetections, b: WinkDetections) -> WinkDetections:
+    """The detections of ``a`` then those of ``b``."""
+    if len(a) == 0:
+        return b
+    if len(b) == 0:
+        return a
+
+    def optional(x: FloatArray | None, y: FloatArray | None, n: int, m: int) -> FloatArray | None:
+        if x is None and y is None:
+            return None
+        return np.concatenate(
+            [x if x is not None else np.full(n, np.nan), y if y is not None else np.full(m, np.nan)]
+        )
+
+    rims = a.rim_image_px + b.rim_image_px if a.rim_image_px and b.rim_image_px else ()
+    return WinkDetections(
+        image_xy_px=np.vstack([a.image_xy_px, b.image_xy_px]),
+        mat_xy_mm=np.vstack([a.mat_xy_mm, b.mat_xy_mm]),
+        z_mm=np.concatenate([a.z_mm, b.z_mm]),
+        radius_mm=np.concatenate([a.radius_mm, b.radius_mm]),
+        colour=np.concatenate([a.colour, b.colour]),
+        size=np.concatenate([a.size, b.size]),
+        confidence=np.concatenate([a.confidence, b.confidence]),
+        rim_visible_fraction=np.concatenate([a.rim_visible_fraction, b.rim_visible_fraction]),
+        centre_sigma_mm=np.concatenate([a.centre_sigma_mm, b.centre_sigma_mm]),
+        rim_image_px=rims,
+        rim_occluded_fraction=optional(
+            a.rim_occluded_fraction, b.rim_occluded_fraction, len(a), len(b)
+        ),
+        size_confidence=optional(a.size_confidence, b.size_confidence, len(a), len(b)),
+    )

@@ -273,3 +273,46 @@ def test_frame_shrunk_over_the_mat_matches_the_whole_frame_shrunk(frame_hw, size
     mask[20:100, 30:200] = 1
     whole = cv2.resize(frame, size_wh, interpolation=cv2.INTER_AREA)
     np.testing.assert_array_equal(_shrunk_over(frame, mask, size_wh)[mask > 0], whole[mask > 0])
+
+
+# A few winks well apart, for the still camera's shot-by-shot search.
+SPREAD = [
+    SceneWink(B, L, 100.0, 50.0, 1.5),
+    SceneWink(R, S, 113.0, 50.0, 3.0),  # on the blue wink
+    SceneWink(G, S, 300.0, -200.0),
+    SceneWink(Y, S, -250.0, -300.0),
+    SceneWink(R, L, -500.0, 200.0),
+]
+
+
+def _placed(board) -> dict[str, tuple[int, int]]:  # type: ignore[no-untyped-def]
+    return {w.id: (round(w.x_mm), round(w.y_mm)) for w in board.winks if w.x_mm is not None}
+
+
+def test_still_camera_searches_only_round_a_shot_and_keeps_the_other_winks() -> None:
+    camera = overhead_camera()
+    analyzer = StillCameraAnalyzer(camera)
+    first = analyzer.analyze(render(camera, SPREAD))
+    shot = [*SPREAD[:2], SceneWink(G, S, 360.0, -150.0), *SPREAD[3:]]
+    after = analyzer.analyze(render(camera, shot))
+    assert after.timings_ms.get("window") == 1.0
+    assert _placed(after.board)["green-S1"] == (360, -150)
+    # Away from the shot the winks are the last frame's, not fitted again.
+    for wid in ("blue-L1", "red-S1", "red-L1", "yellow-S1"):
+        assert after.board.wink(wid).x_mm == first.board.wink(wid).x_mm
+    # And the board is the one a search of the whole frame gives.
+    whole = analyze_frame(render(camera, shot), camera).board
+    assert _placed(after.board) == _placed(whole)
+    assert {w.id: w.status for w in after.board.winks} == {w.id: w.status for w in whole.winks}
+    assert after.board.wink("red-S1").squops == ("blue-L1",)
+
+
+def test_still_camera_searches_the_whole_frame_when_a_wink_leaves_the_change() -> None:
+    # The green wink went where no change was seen (off the frame, in the
+    # pot): a search round the change alone would lose it.
+    camera = overhead_camera()
+    analyzer = StillCameraAnalyzer(camera)
+    analyzer.analyze(render(camera, SPREAD))
+    after = analyzer.analyze(render(camera, [*SPREAD[:2], *SPREAD[3:]]))
+    assert "window" not in after.timings_ms
+    assert (300, -200) not in _placed(after.board).values()
