@@ -705,6 +705,11 @@ CHANGED_LEVELS = 12
 #: of a wink that changed can lie: half a pixel and a large wink's radius,
 #: with room for blur, mm.
 CHANGE_REACH_MM = 20.0
+#: After this many frames searched round their changes alone, the next
+#: changed frame is searched whole: it refreshes what the windows borrow from
+#: the last whole frame (the felt model, the felt's noise, the radius bias),
+#: which a slow change of light would otherwise leave behind.
+WINDOW_MAX_RUN = 15
 #: Fresh fits this far outside the change are taken too (a wink at its border), mm.
 MERGE_TOLERANCE_MM = 5.0
 #: The window searched reaches this much beyond, so that every wink whose
@@ -752,6 +757,8 @@ class StillCameraAnalyzer:
         # Whether the last analysis came from the default detector (and not
         # from detections given by the caller), so that its winks can be kept.
         self._last_detected = False
+        # Changed frames searched round their changes since the last whole one.
+        self._window_run = 0
 
     def _shrunk(self, image_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.int16]:
         sh, sw = self.context.mat_mask_small.shape
@@ -797,6 +804,7 @@ class StillCameraAnalyzer:
             )
         self._last, self._last_small = analysis, small
         self._last_detected = detections is None and self.detector is None
+        self._window_run = self._window_run + 1 if analysis.timings_ms.get("window") else 0
         return analysis
 
     def _analyze_change(
@@ -811,6 +819,7 @@ class StillCameraAnalyzer:
             last is None
             or self._last_small is None
             or not self._last_detected
+            or self._window_run >= WINDOW_MAX_RUN
             or self.detector is not None
             or last.hidden_regions
             or not self.context.orientation_known

@@ -316,3 +316,21 @@ def test_still_camera_searches_the_whole_frame_when_a_wink_leaves_the_change() -
     after = analyzer.analyze(render(camera, [*SPREAD[:2], *SPREAD[3:]]))
     assert "window" not in after.timings_ms
     assert (300, -200) not in _placed(after.board).values()
+
+
+def test_still_camera_searches_a_whole_frame_again_after_a_run_of_windows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The windows borrow the last whole frame's felt model: after
+    # WINDOW_MAX_RUN of them a changed frame is searched whole, to refresh it.
+    import vision.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "WINDOW_MAX_RUN", 1)
+    camera = overhead_camera()
+    analyzer = StillCameraAnalyzer(camera)
+    analyzer.analyze(render(camera, SPREAD))
+    paths = []
+    for x_mm in (360.0, 420.0):
+        shot = [*SPREAD[:2], SceneWink(G, S, x_mm, -150.0), *SPREAD[3:]]
+        paths.append("window" in analyzer.analyze(render(camera, shot)).timings_ms)
+    assert paths == [True, False]
