@@ -23,6 +23,7 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vision.py", ("--source", "both")),
     ("review.py", ()),
     ("count.py", ()),
+    ("still_camera.py", ("--count", "8")),
 )
 
 
