@@ -8,13 +8,24 @@ import math
 
 import numpy as np
 import pytest
-from squop_scenes import SceneWink, detections_for, overhead_camera, render
+from squop_scenes import (
+    WINK_BGR,
+    SceneWink,
+    _fill,
+    _rim_px,
+    detections_for,
+    overhead_camera,
+    render,
+)
 
 from rules.board import Colour, WinkSize
 from vision.squop import (
+    ARC_WEAK,
     COLOUR_DECISIVE,
     K_SIGMA,
+    UPPER_CONFIDENCE_MIN,
     _ellipses_through,
+    _faces_score,
     _image_rims_px,
     _levels,
     _pair_pixels,
@@ -151,12 +162,49 @@ def test_near_zero_separation_is_flagged_uncertain(separation_mm: float) -> None
     assert abs(call.separation_mm) < K_SIGMA * call.sigma_mm
 
 
-def test_same_colour_pair_is_uncertain_about_the_upper_wink() -> None:
-    lower = SceneWink(Colour.GREEN, WinkSize.LARGE, 200.0, -100.0, 1.5)
-    upper = SceneWink(Colour.GREEN, WinkSize.SMALL, 212.0, -100.0, 3.0)
-    (call,) = _pair(upper, lower).calls
+def _render_without_rims(camera, winks):  # type: ignore[no-untyped-def]
+    """Like ``render`` but every wink one flat fill: no rim line, no shading step."""
+    image = render(camera, [])
+    for wk in sorted(winks, key=lambda k: k.top_z_mm):
+        rim = _rim_px(camera, wk.x_mm, wk.y_mm, wk.top_z_mm, wk.radius_mm)
+        _fill(image, rim, WINK_BGR[wk.colour])
+    return image
+
+
+def test_same_colour_pair_the_image_cannot_tell_is_uncertain_about_the_upper_wink() -> None:
+    camera = overhead_camera()
+    winks = [
+        SceneWink(Colour.GREEN, WinkSize.LARGE, 200.0, -100.0, 1.5),
+        SceneWink(Colour.GREEN, WinkSize.SMALL, 212.0, -100.0, 3.0),
+    ]
+    image = _render_without_rims(camera, winks)
+    (call,) = analyse_squops(detections_for(camera, winks), camera, image).calls
     assert call.squop
     assert call.uncertain
+    assert call.upper_confidence < ARC_WEAK
+
+
+@pytest.mark.parametrize("a_on_top", [True, False])
+def test_faces_fit_picks_the_disc_whose_face_runs_across_the_lens(a_on_top: bool) -> None:
+    # Two discs of one colour, 9 px across, the upper face 12 L lighter (a
+    # tilted wink) with a little noise: the lens belongs to the upper face.
+    rows, cols = np.mgrid[0:24, 0:30]
+    angles = np.linspace(0.0, 2.0 * math.pi, 64, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    poly_a, poly_b = np.array([11.0, 12.0]) + 7.0 * ring, np.array([19.0, 12.0]) + 7.0 * ring
+    in_a = np.hypot(cols - 11.0, rows - 12.0) < 7.0
+    in_b = np.hypot(cols - 19.0, rows - 12.0) < 7.0
+    lightness = np.full(rows.shape, 60.0)
+    upper, lower = (in_a, in_b) if a_on_top else (in_b, in_a)
+    lightness[lower] = 110.0
+    lightness[upper] = 122.0
+    lightness += np.random.default_rng(3).normal(0.0, 1.5, lightness.shape)
+    clear = np.ones(rows.shape, np.uint8)
+    score = _faces_score(lightness, poly_a, poly_b, clear)
+    assert score is not None
+    assert (score > 0) == a_on_top
+    # At most a best guess: never reaches a confident call.
+    assert 0.5 * ARC_WEAK < abs(score) <= ARC_WEAK
 
 
 def test_without_the_image_every_overlap_is_uncertain() -> None:
@@ -275,11 +323,13 @@ def test_a_decisive_lens_colour_settles_the_pair_without_the_layering_fit() -> N
     ],
 )
 @pytest.mark.parametrize("upper_first", [False, True])
-def test_one_colour_upper_wink_is_guessed_from_its_unbroken_rim_but_left_uncertain(
+def test_one_colour_upper_wink_is_told_by_its_unbroken_rim(
     lower_size: WinkSize, upper_size: WinkSize, offset_mm: float, upper_first: bool
 ) -> None:
     # The render draws each wink's rim as a dark ring: only the upper one's
-    # ring runs across the other wink's face.
+    # ring runs across the other wink's face. A line this plain is a strong
+    # arc cue, and strong arc cues were right on every pair measured (71 of
+    # 71 over 0.4), so the call is confident.
     camera = overhead_camera()
     lower = SceneWink(Colour.GREEN, lower_size, 100.0, 50.0, 1.5)
     upper = SceneWink(Colour.GREEN, upper_size, 100.0 + offset_mm, 50.0, 3.0)
@@ -289,8 +339,9 @@ def test_one_colour_upper_wink_is_guessed_from_its_unbroken_rim_but_left_uncerta
     (call,) = analysis.calls
     (evidence,) = analysis.evidence.values()
     assert evidence.arc_score is not None
+    assert evidence.arc_score is not None and abs(evidence.arc_score) >= UPPER_CONFIDENCE_MIN
     assert call.squop and call.upper == up_index
-    assert call.uncertain  # one colour: for the umpire to confirm
+    assert not call.uncertain
 
 
 def test_layering_fits_in_one_batch_match_fits_one_pair_at_a_time() -> None:
