@@ -334,3 +334,31 @@ def test_still_camera_searches_a_whole_frame_again_after_a_run_of_windows(
         shot = [*SPREAD[:2], SceneWink(G, S, x_mm, -150.0), *SPREAD[3:]]
         paths.append("window" in analyzer.analyze(render(camera, shot)).timings_ms)
     assert paths == [True, False]
+
+
+def test_changes_far_apart_are_searched_in_two_boxes_and_near_ones_in_one() -> None:
+    from vision.pipeline import CHANGE_REACH_MM, HIDDEN_SCALE, _change_boxes_mm
+
+    camera = overhead_camera()
+    sh, sw = 1080 // HIDDEN_SCALE + 1, 1920 // HIDDEN_SCALE + 1
+
+    def changed_at(*mat_xy_mm: tuple[float, float]) -> np.ndarray:
+        changed = np.zeros((sh, sw), bool)
+        for xy in mat_xy_mm:
+            col, row = (camera.mat_to_image(np.array([[*xy, 0.0]]))[0] + 0.5) / HIDDEN_SCALE
+            changed[int(row), int(col)] = True
+        return changed
+
+    # A wink moved 600 mm: where it was and where it is, searched apart.
+    boxes = _change_boxes_mm(changed_at((-300.0, 0.0), (300.0, 0.0)), camera)
+    assert len(boxes) == 2
+    for (low, high), x_mm in zip(
+        sorted(boxes, key=lambda b: b[0][0]), (-300.0, 300.0), strict=True
+    ):
+        # Each box reaches CHANGE_REACH_MM round its changed pixel's centre,
+        # which lies within the pixel (12 mm across) of the change.
+        np.testing.assert_allclose(high - low, 2 * CHANGE_REACH_MM)
+        assert low[0] < x_mm < high[0] and low[1] < 0.0 < high[1]
+    # Two changes 60 mm apart: their windows would overlap, so one box.
+    assert len(_change_boxes_mm(changed_at((0.0, 100.0), (60.0, 100.0)), camera)) == 1
+    assert _change_boxes_mm(np.zeros((sh, sw), bool), camera) == []
