@@ -801,13 +801,22 @@ def _faces_score(
     :data:`FACES_LLR_SCALE` into ``ARC_WEAK * tanh(llr / scale)``.
     """
     rows, cols = np.nonzero(clear)
-    pts = np.stack([cols, rows], axis=1).astype(float)
-    if len(pts) < 20:
+    if len(rows) < 20:
         return None
-    depth_a = _inside_polygon(poly_a, pts)
-    depth_b = _inside_polygon(poly_b, pts)
+    pts = np.stack([cols, rows], axis=1).astype(float)
+    # Signed distance (px, positive inside) to each rim's ellipse: exact for
+    # a circle, and the projected rims are very nearly circles.
+    centres, invs = _ellipses_through(np.stack([poly_a, poly_b]))
+    depths = []
+    for centre, inv in zip(centres, invs, strict=True):
+        off = pts - centre
+        reach = np.hypot(off[:, 0], off[:, 1])
+        unit = np.hypot(*(off @ inv.T).T)
+        depths.append(reach / np.maximum(unit, 1e-9) - reach)
+    depth_a, depth_b = depths
     keep = np.maximum(depth_a, depth_b) > _FACES_INSET_PX
-    if int(keep.sum()) < 20:
+    n = int(keep.sum())
+    if n < 20:
         return None
     value = lightness[rows[keep], cols[keep]]
     depth_a, depth_b, pts = depth_a[keep], depth_b[keep], pts[keep]
@@ -817,21 +826,17 @@ def _faces_score(
     for depth_up, depth_low in ((depth_a, depth_b), (depth_b, depth_a)):
         up = 1.0 / (1.0 + np.exp(-depth_up / _FACES_EDGE_PX))
         wall = np.exp(-(depth_up**2) / (2 * _FACES_WALL_PX**2)) * (depth_low > 0.5)
-        design = np.column_stack(
-            [
-                up,
-                up * xy[:, 0],
-                up * xy[:, 1],
-                1 - up,
-                (1 - up) * xy[:, 0],
-                (1 - up) * xy[:, 1],
-                wall,
-            ]
+        low = 1.0 - up
+        design = np.stack(
+            [up, up * xy[:, 0], up * xy[:, 1], low, low * xy[:, 0], low * xy[:, 1], wall]
         )
-        coef, *_ = np.linalg.lstsq(design, value, rcond=None)
-        resid = value - design @ coef
+        # Normal equations: seven unknowns, and lstsq's overhead is most of
+        # the cost at this size.
+        gram = design @ design.T + 1e-9 * np.eye(7)
+        coef = np.linalg.solve(gram, design @ value)
+        resid = value - coef @ design
         sse.append(float(resid @ resid))
-    variance = max(min(sse) / max(len(value) - 7, 1), 1e-6)
+    variance = max(min(sse) / max(n - 7, 1), 1e-6)
     llr = (sse[1] - sse[0]) / (2.0 * variance)
     return ARC_WEAK * math.tanh(llr / FACES_LLR_SCALE)
 
@@ -1407,7 +1412,7 @@ def analyse_squops(
         batch = []
         pair_cues: dict[tuple[int, int], _Cues | None] = {}
         ell_centre, ell_inv = _ellipses_through(rims_flat)
-        for i, j, _, _ in close:
+        for i, j, sep_i_up, sep_j_up in close:
             cues = _cheap_cues(
                 image_bgr,
                 rims_flat[i],
@@ -1416,7 +1421,10 @@ def analyse_squops(
                 colour_a_lab=refs.get(detections.colour[i]),
                 colour_b_lab=refs.get(detections.colour[j]),
                 same_colour=detections.colour[i] is detections.colour[j],
-                faces_fit=max(lever[i], lever[j]) <= FACES_MAX_LEVER,
+                # The faces' fit gives only a best guess of the upper wink:
+                # not wanted where neither layering would overlap.
+                faces_fit=max(lever[i], lever[j]) <= FACES_MAX_LEVER
+                and min(sep_i_up, sep_j_up) < 0.0,
             )
             pair_cues[(i, j)] = cues
             # Two winks of one colour differ only in shading: the fit picked
