@@ -53,6 +53,10 @@ _SOLID_THRESHOLD = 1.2 * _BLOB_THRESHOLD
 _OWN_HUE_CHROMA = 20.0
 #: RANSAC: rim points within this many pixels of an ellipse support it.
 _INLIER_PX = 2.0
+#: How far inside a wink's silhouette the half-level edge against the felt lies, px:
+#: the median of 293 flat, whole winks rectified with the true camera in 127
+#: generated close-ups (radius 0.39 px short; 10th-90th percentile about -1 to +0.2 px).
+OUTLINE_INSET_PX = 0.39
 
 
 class NoWinksFoundError(ValueError):
@@ -625,6 +629,10 @@ def _to_true_edge(
     frac = np.where(v0 != v1, (v0 - level[rows]) / den, 0.0)
     shift = np.zeros(len(rim_px))
     shift[rows] = steps[i] + frac * (steps[1] - steps[0])
+    # The half level still lies a little inside the silhouette (the rounded
+    # edge's shading starts before it ends): measured against the generator's
+    # cameras, flat whole winks came out OUTLINE_INSET_PX small all round.
+    shift[rows] += OUTLINE_INSET_PX
     shift = np.clip(shift, -2.0, 2.0)
     return np.asarray(rim_px + normal * shift[:, None])
 

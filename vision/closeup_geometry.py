@@ -382,3 +382,82 @@ def assign_diameters_mm(radii: npt.ArrayLike) -> list[float]:
     k = scales[best]
     pick = np.argmin(np.abs(np.log(k * r[:, None] / sizes[None, :])), axis=1)
     return [float(2 * sizes[i]) for i in pick]
+
+
+def fit_plane_to_circles(
+    plane: MatPlane,
+    rims_image_px: list[FloatArray],
+    diameters_mm: list[float],
+    *,
+    thickness_mm: float = WINK_THICKNESS_MM,
+    points_per_rim: int = 80,
+) -> MatPlane:
+    """Refine a plane jointly with circles of known size lying flat on it.
+
+    Unlike :func:`estimate_plane`, which asks only that each rim rectify to
+    some circle, every wink here must rectify to a circle of its own known
+    diameter. How the winks' sizes in the photo change across it is a
+    first-order cue to the tilt, where the rims' roundness is only a
+    second-order one near a straight-down view, so the tilt comes out better
+    from the same winks. Each rim counts equally; a robust loss limits a
+    stretch of rim that belongs to something else.
+
+    Parameters
+    ----------
+    plane : MatPlane
+        Starting plane (e.g. from :func:`estimate_plane`); its intrinsics are kept.
+    rims_image_px : list of (k_i, 2) ndarray
+        Visible rim points of winks lying flat on the mat (not raised, not leaning).
+    diameters_mm : list of float
+        Each wink's diameter, mm.
+
+    Returns
+    -------
+    MatPlane
+        The refined plane; the start when no rim is given.
+    """
+    if not rims_image_px:
+        return plane
+    intr = plane.intrinsics
+    rims = [r[:: max(1, len(r) // points_per_rim)] for r in rims_image_px]
+    tilt0 = math.acos(min(1.0, float(plane.normal[2])))
+    az0 = math.atan2(float(plane.normal[1]), float(plane.normal[0]))
+    # Each wink's centre is a free parameter, held as its image point so that
+    # it does not depend on the plane's in-plane basis, which turns with the normal.
+    starts = [
+        plane.to_image(fit_wink_circle(plane, r, thickness_mm=thickness_mm)[0][None, :])[0]
+        for r in rims
+    ]
+    x0 = np.array(
+        [max(tilt0, 1e-3), az0, math.log(plane.distance_mm), *np.concatenate(starts)],
+        dtype=np.float64,
+    )
+    weights = [1.0 / math.sqrt(len(r)) for r in rims]
+
+    def residuals(x: FloatArray) -> FloatArray:
+        trial = MatPlane(intr, _normal_from_angles(x[0], x[1]), math.exp(x[2]))
+        centres = trial.to_plane(x[3:].reshape(-1, 2), 0.0)
+        out = []
+        for rim, centre, diameter, weight in zip(rims, centres, diameters_mm, weights, strict=True):
+            heights = rim_heights_mm(
+                trial.to_plane(rim, thickness_mm / 2), centre, 0.0, thickness_mm
+            )
+            p = trial.to_plane(rim, heights)
+            out.append(weight * (np.hypot(p[:, 0] - centre[0], p[:, 1] - centre[1]) - diameter / 2))
+        return np.concatenate(out)
+
+    n = len(rims)
+    lower = np.array([0.0, az0 - 4.0, x0[2] - 1.5, *([-np.inf] * (2 * n))])
+    upper = np.array([1.25, az0 + 4.0, x0[2] + 1.5, *([np.inf] * (2 * n))])
+    sol = optimize.least_squares(
+        residuals,
+        x0,
+        bounds=(lower, upper),
+        method="trf",
+        loss="soft_l1",
+        # About 0.05 mm off the circle before a rim point counts as an outlier.
+        f_scale=0.05 / math.sqrt(points_per_rim),
+        x_scale="jac",
+        max_nfev=60,
+    )
+    return MatPlane(intr, _normal_from_angles(sol.x[0], sol.x[1]), math.exp(sol.x[2]))

@@ -17,13 +17,19 @@ import numpy as np
 import pytest
 
 from vision.closeup import NoWinksFoundError, find_closeup_winks
-from vision.closeup_geometry import PinholeIntrinsics, estimate_plane
+from vision.closeup_geometry import (
+    MatPlane,
+    PinholeIntrinsics,
+    estimate_plane,
+    fit_plane_to_circles,
+)
 from vision.review import (
     NoCandidatePairError,
     PairNotFoundError,
     _lab_near,
     combine,
     decide,
+    lies_on_mat,
     occluder,
     review_photo,
 )
@@ -424,3 +430,47 @@ def test_loose_fits_to_clutter_do_not_outvote_the_winks_sizes():
         *(wink(f"clutter{k}", 200.0 + 30 * k, 1.1, 0.75) for k in range(5)),
     )
     assert [w.id for w in _consistent_sizes(winks)] == ["small", "large"]
+
+
+@pytest.mark.parametrize(
+    ("tilt_deg", "start_off_deg"),
+    [
+        (3.0, 4.0),  # nearly straight down, where the rims' roundness barely shows the tilt
+        (30.0, 5.0),  # a typical hand-held angle, start 5 degrees off
+    ],
+)
+def test_circles_of_known_size_pull_the_plane_to_its_true_tilt(tilt_deg, start_off_deg):
+    intr, rot, trans = _camera(tilt_deg, 250.0)
+    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    discs = [(-40.0, -25.0, 22.0), (35.0, -10.0, 16.0), (-5.0, 30.0, 22.0), (45.0, 40.0, 16.0)]
+    rims = [
+        _project(
+            intr,
+            rot,
+            trans,
+            np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))]),
+        )
+        for x, y, d in discs
+    ]
+    true_normal = rot @ np.array([0.0, 0.0, -1.0])
+    off = math.radians(tilt_deg + start_off_deg)
+    # The mat (z = 0) in the camera frame: normal . X = normal . t.
+    true_distance_mm = float(trans @ true_normal)
+    start = MatPlane(intr, np.array([0.0, -math.sin(off), math.cos(off)]), 1.05 * true_distance_mm)
+    plane = fit_plane_to_circles(start, rims, [d for _, _, d in discs], thickness_mm=0.0)
+    error_deg = math.degrees(math.acos(min(1.0, float(plane.normal @ true_normal))))
+    assert error_deg < 0.1
+    assert plane.distance_mm == pytest.approx(true_distance_mm, rel=1e-3)
+
+
+def test_only_the_wink_in_front_of_a_squop_is_kept_off_the_plane_fit():
+    lone = (-30.0, 20.0, 0.0, 22.0, BLUE)
+    image = render([(0.0, 0.0, 0.0, 22.0, RED), (17.0, 0.0, THICKNESS_MM, 16.0, BLUE), lone], 20.0)
+    winks = find_closeup_winks(image)
+    assert len(winks) == 3
+    # The camera looks at the red wink (the mat's origin) from the -y side.
+    under = min(winks, key=lambda w: math.dist(w.ellipse.centre_xy_px, (800, 600)))
+    top = max(winks, key=lambda w: w.ellipse.centre_xy_px[0])
+    on_mat = [lies_on_mat(w, winks) for w in winks]
+    assert on_mat == [w is not top for w in winks]
+    assert lies_on_mat(under, winks)
