@@ -410,7 +410,7 @@ def report(name: str, t: Tally) -> str:
         f"clear squops recall   {_pct(t.clear_found, t.clear_gt_squops)} (right upper)",
         f"clear squops precision {_pct(t.clear_called_right, t.clear_called)}",
         f"  recall, two colours {_pct(t.clear_found_two_colour, t.clear_gt_two_colour)} "
-        "(same-colour pairs: upper wink kept uncertain)",
+        "(one-colour pairs: flagged unless the arc cue is strong)",
         f"clear pairs flagged uncertain {t.clear_flagged}",
         f"marginal pairs        {t.marginal}: right {t.marginal_right}, flagged uncertain "
         f"{t.marginal_flagged}, confidently wrong {_pct(t.marginal_confident_wrong, t.marginal)}, "
