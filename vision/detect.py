@@ -48,7 +48,10 @@ How
 7. **Second pass.** Rays again from each found centre, so that they cross
    the rim square-on. A fit across two overlapping winks of one colour
    (one blob, its rim two arcs of different centres) is then split in two
-   (see :func:`_split_merged`).
+   (see :func:`_split_merged`). A wink this pass loses keeps its first
+   fit, away from the mat's edge and the pot, when its seed's rays saw
+   mostly its own colour in its middle: from a fitted centre on the upper
+   wink, a lower wink's rays see mostly the upper wink.
 8. **Height.** The rim is fitted in the plane of mid-height, where a flat
    wink's silhouette (top face and lower edge) is centred on its plan-view
    centre. A wink whose rim is complete while it overlaps a cut one lies on
@@ -71,6 +74,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import cv2
 import numpy as np
@@ -100,6 +104,7 @@ from vision.detections import WinkDetections
 from vision.fit import CircleFits, arc_fractions, fit_circles
 
 FloatArray = npt.NDArray[np.float64]
+_Array = TypeVar("_Array", bound=npt.NDArray[Any])
 
 #: A rim crossing this far past a fitted circle shows the wink's colour
 #: running on into another wink of its colour, mm.
@@ -1768,6 +1773,8 @@ def detect_winks(
     fits, plane_z, bias, rims, outside = first_pass(
         seeds, None if stats is None else stats[1], first=True
     )
+    # Every seed's rims, kept for the second pass's fallback.
+    seed_rims = [rims]
     # Where each seed's rays crossed into another wink's colour, for
     # :func:`_crescent_seeds`.
     rim_points, foreign_colour = rims.points_mm, rims.foreign_colour
@@ -1788,6 +1795,7 @@ def detect_winks(
         """Fit ``new`` seeds (with the frame's radius bias) and add them to the rest."""
         nonlocal seeds, fits, plane_z, outside, rim_points, foreign_colour
         more_fits, more_plane, _, more_rims, more_outside = first_pass(new, bias)
+        seed_rims.append(more_rims)
         rim_points = np.concatenate([rim_points, more_rims.points_mm])
         foreign_colour = np.concatenate([foreign_colour, more_rims.foreign_colour])
         seeds = seeds + new
@@ -1829,7 +1837,28 @@ def detect_winks(
         image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference, outside[keep]
     )
     free = _free_fits(rims, centres)
-    fits = _fit_rims(rims, centres, free, bias)
+    seed_fits, fits = fits, _fit_rims(rims, centres, free, bias)
+    # The rays from the fitted centre may lose a wink the seed's rays found:
+    # a crescent under another wink, whose fitted centre lies on the upper
+    # wink, sees mostly the upper wink's colour. Such a wink keeps its first fit.
+    # Not at the mat's edge or by the pot: there the table, the mat's border
+    # and the pot's wall pass for a wink's rim from an off-centre seed, and
+    # the second pass is what rejects them.
+    lost = np.flatnonzero(~fits.ok)
+    lost = lost[
+        ~_near_mat_edge(centres[lost], FALLBACK_EDGE_MM)
+        & ~_near_pot(camera, centres[lost], plane_z[lost], _LARGE_R)
+    ]
+    first_rims = _concat_rims(seed_rims) if len(lost) else rims
+    # ... and only a wink whose own colour its first rays saw in its middle
+    # (not felt, or an upper wink's colour over most of it).
+    lost = lost[first_rims.own_fraction[keep[lost]] >= FALLBACK_MIN_OWN] if len(lost) else lost
+    if len(lost):
+        first_rows = keep[lost]
+        rims = _with_rows(rims, lost, first_rims, first_rows)
+        fits = _with_fit_rows(fits, lost, seed_fits, first_rows)
+        centres = centres.copy()
+        centres[lost] = [seeds[i].mat_xy_mm for i in first_rows]
     # Two overlapping winks of one colour are one blob: a fit across both
     # is split into the two circles its rim points trace.
     rims, fits, parent = _split_merged(rims, fits, centres, bias, camera, plane_z)
@@ -1850,6 +1879,13 @@ def detect_winks(
         colour_stats = stats[2]
     return _assemble(fits, rims, colour_index, plane_z, camera, bias, colour_stats)
 
+
+#: A wink the second pass loses keeps its first fit only this far from the
+#: mat's edge, mm.
+FALLBACK_EDGE_MM = 30.0
+#: ... and when at least this fraction of its first rays' samples within a
+#: small wink's radius were its own colour.
+FALLBACK_MIN_OWN = 0.5
 
 #: A fit is tested for two winks of one colour when at least this many of
 #: its clean rim crossings (into felt) lie off its circle.
@@ -2332,6 +2368,65 @@ def _untried(new: list[_Seed], tried: list[_Seed]) -> list[_Seed]:
     dist = np.linalg.norm(new_xy[:, None, :] - tried_xy[None, :, :], axis=2)
     repeat = (same_colour & (dist < SAME_SEED_MM)).any(axis=1)
     return [seed for seed, again in zip(new, repeat, strict=True) if not again]
+
+
+def _concat_rims(parts: list[_Rims]) -> _Rims:
+    """Several sets of rims as one (same order)."""
+    if len(parts) == 1:
+        return parts[0]
+    return _Rims(
+        **{
+            f.name: np.concatenate([getattr(part, f.name) for part in parts])
+            for f in dataclasses.fields(_Rims)
+        }
+    )
+
+
+def _with_rows(
+    rims: _Rims, rows: npt.NDArray[np.intp], source: _Rims, source_rows: npt.NDArray[np.intp]
+) -> _Rims:
+    """A copy of ``rims`` whose ``rows`` are those ``source_rows`` of ``source``."""
+    out = {}
+    for f in dataclasses.fields(_Rims):
+        values = getattr(rims, f.name).copy()
+        values[rows] = getattr(source, f.name)[source_rows]
+        out[f.name] = values
+    return _Rims(**out)
+
+
+def _with_fit_rows(
+    fits: _Fits, rows: npt.NDArray[np.intp], source: _Fits, source_rows: npt.NDArray[np.intp]
+) -> _Fits:
+    """A copy of ``fits`` whose ``rows`` are those ``source_rows`` of ``source``."""
+    return _Fits(
+        ok=_put(fits.ok, rows, source.ok[source_rows]),
+        large=_put(fits.large, rows, source.large[source_rows]),
+        size_confidence=_put(fits.size_confidence, rows, source.size_confidence[source_rows]),
+        circles=CircleFits(
+            **{
+                name: _put(
+                    getattr(fits.circles, name), rows, getattr(source.circles, name)[source_rows]
+                )
+                for name in (
+                    "centre_mm",
+                    "radius_mm",
+                    "rms_mm",
+                    "inliers",
+                    "arc_fraction",
+                    "centre_sigma_mm",
+                    "ok",
+                )
+            }
+        ),
+        occluded_fraction=_put(fits.occluded_fraction, rows, source.occluded_fraction[source_rows]),
+    )
+
+
+def _put(values: _Array, rows: npt.NDArray[np.intp], new: _Array) -> _Array:
+    """A copy of ``values`` with ``rows`` set to ``new``."""
+    out = values.copy()
+    out[rows] = new
+    return out
 
 
 def _concat_fits(a: _Fits, b: _Fits) -> _Fits:
