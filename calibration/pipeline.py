@@ -14,7 +14,7 @@ The steps, each refining the camera the one before produced:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -79,6 +79,8 @@ class PipelineResult:
     fit: CameraFit
     baselines: tuple[BaselineFit, ...]
     edge_found_fraction: float
+    #: Fitted from an outline of faint edges (``rough``): its edges are less sure.
+    faint_edges: bool = False
 
 
 def image_lab_float(image_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
@@ -333,4 +335,4 @@ def fit_from_outline(
         return (-q[1], -round(q[2], 1), q[0].cost / max(1, len(q[0].observations)))
 
     best, _, _ = min(quick, key=score)
-    return _refine(image_lab, best, fit_distortion=fit_distortion)
+    return replace(_refine(image_lab, best, fit_distortion=fit_distortion), faint_edges=rough)
