@@ -109,33 +109,42 @@ def _unsquop(winks: dict[str, Wink], upper: str, lower: str) -> None:
     winks[upper] = winks[upper].with_squops(s for s in winks[upper].squops if s != lower)
 
 
-def _freed(winks: dict[str, Wink], ids: Iterable[str]) -> None:
-    """Rule 8.3: a squopped wink that nothing squops any more is free."""
+def _freed(winks: dict[str, Wink], ids: Iterable[str], unplayed: set[str]) -> None:
+    """Rule 8.3: a squopped wink that nothing squops any more is free.
+
+    Unless it was read as never played from behind its baseline (``unplayed``):
+    it is that again, and scores nothing (rule 19.1).
+    """
     for wid in ids:
         w = winks[wid]
         if w.status is WinkStatus.SQUOPPED and not _squoppers(winks, wid):
-            winks[wid] = w.with_status(WinkStatus.FREE)
+            back = WinkStatus.UNPLAYED if wid in unplayed else WinkStatus.FREE
+            winks[wid] = w.with_status(back)
 
 
-def _apply(winks: dict[str, Wink], ruling: Ruling) -> None:
+def _apply(winks: dict[str, Wink], ruling: Ruling, unplayed: set[str]) -> None:
     if ruling.kind in (RulingKind.SQUOPS, RulingKind.APART):
         first, second = ruling.wink_ids
         for wid in (first, second):
             if winks[wid].status in (WinkStatus.POTTED, WinkStatus.OFF):
                 raise BadRulingError(
-                    f"{ruling.describe()!r}: {wid} is {winks[wid].status.value}; rule it "
-                    f"otherwise first with --status {wid}=free"
+                    f"{ruling.describe()!r}: {wid} is {winks[wid].status.value}; rule its "
+                    f"status too, e.g. --status {wid}=free"
                 )
+        if ruling.kind is RulingKind.SQUOPS and winks[first].status is WinkStatus.UNPLAYED:
+            # The board cannot hold an unplayed wink on another: the reading
+            # of one of the two is wrong, and which one is for the umpire.
+            raise BadRulingError(
+                f"{ruling.describe()!r}: {first} was read as unplayed; if it has been played, "
+                f"rule that too with --status {first}=free"
+            )
         _unsquop(winks, first, second)
         _unsquop(winks, second, first)
         if ruling.kind is RulingKind.SQUOPS:
             upper = winks[first]
             winks[first] = upper.with_squops((*upper.squops, second))
-            if upper.status is WinkStatus.UNPLAYED:
-                # A wink lying on another has been played (rule 3).
-                winks[first] = winks[first].with_status(WinkStatus.FREE)
             winks[second] = winks[second].with_status(WinkStatus.SQUOPPED)
-        _freed(winks, (first, second))
+        _freed(winks, (first, second), unplayed)
         return
     (wid,) = ruling.wink_ids
     status = ruling.status
@@ -153,7 +162,7 @@ def _apply(winks: dict[str, Wink], ruling: Ruling) -> None:
     if status is WinkStatus.POTTED:
         wink = wink.with_position(None, None)
     winks[wid] = wink
-    _freed(winks, under)
+    _freed(winks, under, unplayed)
 
 
 def _pile_numbers(board: Board) -> dict[str, int]:
@@ -163,14 +172,20 @@ def _pile_numbers(board: Board) -> dict[str, int]:
 
 
 def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
-    """The board as the umpire ruled it: squops, statuses and piles updated, in order.
+    """The board as the umpire ruled it: squops, statuses and piles updated.
+
+    Status rulings are applied first, then the rulings on pairs, each kind in
+    the order given: a wink read as potted can be ruled free and then on top
+    of another, and a pair ruling is not undone by a status ruling given
+    after it.
 
     Parameters
     ----------
     board : Board
         As read by the referee.
     rulings : sequence of Ruling
-        Applied in order; a later ruling on the same winks wins.
+        The umpire's decisions; among those of one kind a later one on the
+        same winks wins.
 
     Returns
     -------
@@ -185,14 +200,23 @@ def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
         squop or be squopped.
     """
     winks = {w.id: w for w in board.winks}
-    for ruling in rulings:
+    unplayed = {w.id for w in board.winks if w.status is WinkStatus.UNPLAYED}
+    ordered = [r for r in rulings if r.kind is RulingKind.STATUS] + [
+        r for r in rulings if r.kind is not RulingKind.STATUS
+    ]
+    for ruling in ordered:
         missing = [wid for wid in ruling.wink_ids if wid not in winks]
         if missing:
             raise BadRulingError(
                 f"{ruling.describe()!r}: no wink {missing[0]!r} on the board; "
                 f"the winks are {sorted(winks)!r}"
             )
-        _apply(winks, ruling)
+        if ruling.kind is RulingKind.STATUS:
+            # What the umpire rules a wink to be is what it is from then on.
+            unplayed.discard(ruling.wink_ids[0])
+            if ruling.status is WinkStatus.UNPLAYED:
+                unplayed.add(ruling.wink_ids[0])
+        _apply(winks, ruling, unplayed)
         for wid in ruling.wink_ids:
             winks[wid] = winks[wid].model_copy(update={"uncertain": False})
     ruled = board.with_winks(winks[w.id] for w in board.winks).with_tiddlies(None)

@@ -391,13 +391,25 @@ def parse_rulings(
     ]
 
 
+#: A wink id as the board names it, e.g. ``blue-L1`` or ``red-S4``.
+_WINK_ID = re.compile(r"\b(?:blue|green|red|yellow)-[LS]\d+\b")
+
+
 def _settled_reviews(reviews: Sequence[str], rulings: Sequence[Ruling]) -> list[str]:
-    """The review requests the rulings do not answer."""
+    """The review requests the rulings do not answer.
 
-    def names(text: str, wink_id: str) -> bool:
-        return re.search(rf"(?<![\w-]){re.escape(wink_id)}(?![\w-])", text) is not None
-
-    return [r for r in reviews if not any(all(names(r, w) for w in ru.wink_ids) for ru in rulings)]
+    A request is answered when every wink it names was ruled on together: a
+    pair ruling answers the question about that pair, a status ruling only
+    questions about that wink alone (not a pair it belongs to).
+    """
+    ruled = [set(r.wink_ids) for r in rulings]
+    out = []
+    for text in reviews:
+        named = set(_WINK_ID.findall(text))
+        if named and any(named <= ids for ids in ruled):
+            continue
+        out.append(text)
+    return out
 
 
 def run(

@@ -82,10 +82,36 @@ def test_a_squopped_wink_ruled_free_has_nothing_on_it_any_more() -> None:
     assert board.wink("red-S1").squops == ()
 
 
-def test_an_unplayed_wink_ruled_on_top_of_another_has_been_played() -> None:
-    board = apply_rulings(_board(), [parse_squops("yellow-S2,green-S1")])
-    assert board.wink("yellow-S2").status is WinkStatus.FREE
+def test_an_unplayed_wink_is_on_top_of_another_only_once_ruled_played() -> None:
+    with pytest.raises(BadRulingError, match="yellow-S2 was read as unplayed"):
+        apply_rulings(_board(), [parse_squops("yellow-S2,green-S1")])
+    # Ruled played as well (in any order on the command line): then it lies on it.
+    board = apply_rulings(
+        _board(), [parse_squops("yellow-S2,green-S1"), parse_status("yellow-S2=free")]
+    )
+    assert board.wink("yellow-S2").squops == ("green-S1",)
     assert board.wink("green-S1").status is WinkStatus.SQUOPPED
+
+
+def test_a_wink_read_unplayed_and_freed_again_is_unplayed_and_scores_nothing_rule_19_1() -> None:
+    # Rule 19.1: a tiddly only for a free wink played from behind the baseline.
+    board = apply_rulings(
+        _board(), [parse_squops("green-S1,yellow-S2"), parse_apart("green-S1,yellow-S2")]
+    )
+    assert board.wink("yellow-S2").status is WinkStatus.UNPLAYED
+
+
+def test_a_wink_read_potted_can_be_ruled_free_and_on_top_of_another_in_any_order() -> None:
+    # Seen at the pot's rim, read potted, ruled lying on a wink beside the pot.
+    potted = _board().with_wink(_wink("green-S1", WinkStatus.POTTED))
+    for rulings in (
+        [parse_status("green-S1=free"), parse_squops("green-S1,blue-S1")],
+        [parse_squops("green-S1,blue-S1"), parse_status("green-S1=free")],
+    ):
+        board = apply_rulings(potted, rulings)
+        assert board.wink("green-S1").status is WinkStatus.FREE
+        assert "blue-S1" in board.wink("green-S1").squops
+        assert board.wink("blue-S1").status is WinkStatus.SQUOPPED
 
 
 def test_ruled_winks_are_no_longer_unsure_and_the_old_tiddlies_are_dropped() -> None:
@@ -157,16 +183,23 @@ def test_any_rulings_give_a_consistent_board_with_the_same_winks(rulings: list[R
     try:
         after = apply_rulings(before, rulings)
     except BadRulingError as err:
-        # Only a potted or off wink in a squop ruling may be refused.
-        assert "is potted" in str(err) or "is off" in str(err)
+        # Only a potted, off or unplayed wink in a pair ruling may be refused.
+        assert any(f"is {s}" in str(err) for s in ("potted", "off")) or "as unplayed" in str(err)
         return
     assert after.problems() == []
     assert sorted(w.id for w in after.winks) == sorted(w.id for w in before.winks)
-    last = {wid: r for r in rulings for wid in r.wink_ids}
-    for wid, r in last.items():
-        if r.kind is RulingKind.STATUS:
-            assert after.wink(wid).status is r.status
-    if rulings and rulings[-1].kind is RulingKind.SQUOPS:
-        upper, lower = rulings[-1].wink_ids
+    in_pairs = {wid for r in rulings if r.kind is not RulingKind.STATUS for wid in r.wink_ids}
+    statuses = {r.wink_ids[0]: r.status for r in rulings if r.kind is RulingKind.STATUS}
+    for wid, status in statuses.items():
+        if wid not in in_pairs:
+            assert after.wink(wid).status is status
+    pairs = [r for r in rulings if r.kind is not RulingKind.STATUS]
+    if pairs and pairs[-1].kind is RulingKind.SQUOPS:
+        upper, lower = pairs[-1].wink_ids
         assert lower in after.wink(upper).squops
         assert after.wink(lower).status is WinkStatus.SQUOPPED
+    # Rule 19.1: a wink read unplayed that no ruling named is unplayed still.
+    named = in_pairs | set(statuses)
+    for w in before.winks:
+        if w.status is WinkStatus.UNPLAYED and w.id not in named:
+            assert after.wink(w.id).status is WinkStatus.UNPLAYED

@@ -295,3 +295,27 @@ def test_a_ruling_naming_no_wink_on_the_board_is_one_clear_line() -> None:
     assert result.exit_code == 2
     assert "no wink 'red-S9' on the board" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_wink_read_potted_can_be_ruled_free_and_on_top_of_another_from_the_command_line() -> None:
+    # The status ruling is applied first, wherever it stands on the line.
+    photo = Path(__file__).parents[2] / "sample_images" / "overhead_00104.jpg"
+    result = runner.invoke(
+        app,
+        [
+            "count",
+            str(photo),
+            "--json",
+            "--squop",
+            "yellow-S4,red-S1",
+            "--status",
+            "yellow-S4=free",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    import json
+
+    board = Board.from_json_dict(json.loads(result.output)["board"])
+    assert board.wink("yellow-S4").status is WinkStatus.FREE
+    assert "red-S1" in board.wink("yellow-S4").squops
+    assert board.wink("red-S1").status is WinkStatus.SQUOPPED
