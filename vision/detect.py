@@ -34,7 +34,12 @@ How
    (the olive shading of a dark green wink, its blur into beige felt).
 5. **More seeds.** Wink colour that the fits leave unexplained seeds again
    (a wink of one colour on or under another of the same colour), and a
-   seed whose colour runs on along an axis is split in two. A small wink
+   seed whose colour runs on along an axis is split in two; so is one
+   fitted as a large wink that fails only as a circle, its middle all its
+   own colour (two winks of one colour overlapping deeply, whose ends lie
+   beyond the rays' reach on a few rays only; see :func:`_merged_blob`).
+   Such a fit also goes to the second pass, and counts there only if it
+   is split. A small wink
    far under a large one shows only a crescent a few mm wide, too thin for
    the coarse view: where a found wink's rays cross its rim into another
    wink's colour along a run of adjacent rays, and no found wink of that
@@ -1780,7 +1785,15 @@ def detect_winks(
     rim_points, foreign_colour = rims.points_mm, rims.foreign_colour
     # A seed between two overlapping winks of one colour fails: its colour
     # runs on along the pair's axis. Try a seed on each side.
-    split = np.flatnonzero(~fits.ok & (rims.runs_out > 0.25))
+    # So does a pair whose ends lie beyond the rays' reach on a few rays only,
+    # fitted as one large wink (see :func:`_merged_blob`).
+    split = np.flatnonzero(
+        ~fits.ok
+        & (
+            (rims.runs_out > 0.25)
+            | ((rims.runs_out > 0) & _merged_blob(fits, rims, camera, plane_z))
+        )
+    )
     axis_seeds = [
         _Seed(
             seeds[i].mat_xy_mm + side * 5.0 * rims.run_axis[i],
@@ -1825,6 +1838,13 @@ def detect_winks(
     # Second pass, only for the winks found, with rays from the fitted
     # centre so that they cross the rim square-on.
     keep = np.flatnonzero(fits.ok & ~_arc_inside_same_colour(fits, seeds))
+    # A blob of two overlapping winks of one colour, fitted as one large
+    # circle, fails the rim test (two arcs are not one circle): it goes to
+    # the second pass too, and counts only if it is split there.
+    first_rims = _concat_rims(seed_rims)
+    blob = np.flatnonzero(_merged_blob(fits, first_rims, camera, plane_z))
+    keep = np.concatenate([keep, blob])
+    is_blob = np.arange(len(keep)) >= len(keep) - len(blob)
     if len(keep) == 0:
         return WinkDetections.empty()
     centres = fits.circles.centre_mm[keep]
@@ -1844,15 +1864,14 @@ def detect_winks(
     # Not at the mat's edge or by the pot: there the table, the mat's border
     # and the pot's wall pass for a wink's rim from an off-centre seed, and
     # the second pass is what rejects them.
-    lost = np.flatnonzero(~fits.ok)
+    lost = np.flatnonzero(~fits.ok & ~is_blob)
     lost = lost[
         ~_near_mat_edge(centres[lost], FALLBACK_EDGE_MM)
         & ~_near_pot(camera, centres[lost], plane_z[lost], _LARGE_R)
     ]
-    first_rims = _concat_rims(seed_rims) if len(lost) else rims
     # ... and only a wink whose own colour its first rays saw in its middle
     # (not felt, or an upper wink's colour over most of it).
-    lost = lost[first_rims.own_fraction[keep[lost]] >= FALLBACK_MIN_OWN] if len(lost) else lost
+    lost = lost[first_rims.own_fraction[keep[lost]] >= FALLBACK_MIN_OWN]
     if len(lost):
         first_rows = keep[lost]
         rims = _with_rows(rims, lost, first_rims, first_rows)
@@ -1861,8 +1880,12 @@ def detect_winks(
         centres[lost] = [seeds[i].mat_xy_mm for i in first_rows]
     # Two overlapping winks of one colour are one blob: a fit across both
     # is split into the two circles its rim points trace.
+    fits = dataclasses.replace(fits, ok=fits.ok | is_blob)
     rims, fits, parent = _split_merged(rims, fits, centres, bias, camera, plane_z)
     colour_index, plane_z, keep = colour_index[parent], plane_z[parent], keep[parent]
+    if is_blob.any():
+        was_split = np.bincount(parent, minlength=len(is_blob)) > 1
+        fits = dataclasses.replace(fits, ok=fits.ok & ~(is_blob & ~was_split)[parent])
     # A wink outside the pot cannot lie under it: its centre is at least a
     # radius from the pot's foot (a little less when it leans on the pot).
     from_pot = np.hypot(fits.circles.centre_mm[:, 0], fits.circles.centre_mm[:, 1])
@@ -1886,6 +1909,11 @@ FALLBACK_EDGE_MM = 30.0
 #: ... and when at least this fraction of its first rays' samples within a
 #: small wink's radius were its own colour.
 FALLBACK_MIN_OWN = 0.5
+#: A failed large fit is tried as two winks of one colour when at least this
+#: much of its rim lies on its circle ...
+BLOB_MIN_ARC = 0.4
+#: ... and this fraction of the samples in its middle are its own colour.
+BLOB_MIN_OWN = 0.9
 
 #: A fit is tested for two winks of one colour when at least this many of
 #: its clean rim crossings (into felt) lie off its circle.
@@ -2368,6 +2396,34 @@ def _untried(new: list[_Seed], tried: list[_Seed]) -> list[_Seed]:
     dist = np.linalg.norm(new_xy[:, None, :] - tried_xy[None, :, :], axis=2)
     repeat = (same_colour & (dist < SAME_SEED_MM)).any(axis=1)
     return [seed for seed, again in zip(new, repeat, strict=True) if not again]
+
+
+def _merged_blob(
+    fits: _Fits, rims: _Rims, camera: CameraModel, plane_z_mm: FloatArray
+) -> npt.NDArray[np.bool_]:
+    """(n,) failed fits that may be two overlapping winks of one colour.
+
+    Fitted large, their middle all their own colour, bounded, with half
+    their rim or more on the circle (the two winks' far arcs), away from
+    the mat's edge and the pot.
+    """
+    circles = fits.circles
+    candidate = (
+        ~fits.ok
+        & fits.large
+        & (circles.arc_fraction >= BLOB_MIN_ARC)
+        & (circles.rms_mm < 1.2)
+        & (rims.own_fraction >= BLOB_MIN_OWN)
+        & (rims.runs_out <= 0.5)
+        & (rims.felt_fraction <= 0.05)
+    )
+    rows = np.flatnonzero(candidate)
+    if len(rows):
+        centres = circles.centre_mm[rows]
+        candidate[rows] = ~_near_mat_edge(centres, FALLBACK_EDGE_MM) & ~_near_pot(
+            camera, centres, plane_z_mm[rows], _LARGE_R
+        )
+    return candidate
 
 
 def _concat_rims(parts: list[_Rims]) -> _Rims:

@@ -9,8 +9,17 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration.camera import CameraModel
 from rules.board import Colour
-from vision.detect import _concat_rims, _Fits, _Rims, _with_fit_rows, _with_rows, detect_winks
+from vision.detect import (
+    _concat_rims,
+    _Fits,
+    _merged_blob,
+    _Rims,
+    _with_fit_rows,
+    _with_rows,
+    detect_winks,
+)
 from vision.fit import CircleFits
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
@@ -99,3 +108,68 @@ def test_wink_far_under_another_lost_by_the_square_on_pass_is_found() -> None:
     best = int(np.argmin(dist))
     assert dist[best] < 2.0
     assert found.colour[best] is Colour.GREEN
+
+
+def _overhead_camera() -> CameraModel:
+    """1.6 m straight above the mat's centre."""
+    rotation = np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]])
+    return CameraModel(
+        image_size_wh=(1920, 1080),
+        camera_matrix=np.array([[1150.0, 0, 959.5], [0, 1150.0, 539.5], [0, 0, 1]]),
+        dist_coeffs=np.zeros(5),
+        rotation=rotation,
+        translation_mm=-rotation @ np.array([0.0, 0.0, 1600.0]),
+    )
+
+
+def _blob_fit(**change: object) -> tuple[_Fits, _Rims]:
+    """One failed large fit at (200, 0) mm, half its rim on its circle, its middle
+    all its own colour; ``change`` overrides: ok, large, arc, own, runs_out, felt, x_mm."""
+    fits, rims = _fits(1, 0.0, ok=bool(change.get("ok", False))), _rims(1, 0.0)
+    x_mm = float(change.get("x_mm", 200.0))  # type: ignore[arg-type]
+    circles = dataclasses.replace(
+        fits.circles,
+        centre_mm=np.array([[x_mm, 0.0]]),
+        radius_mm=np.array([11.0]),
+        rms_mm=np.array([0.8]),
+        arc_fraction=np.array([change.get("arc", 0.5)], dtype=float),
+    )
+    fits = dataclasses.replace(
+        fits, circles=circles, large=np.array([change.get("large", True)], dtype=bool)
+    )
+    rims = dataclasses.replace(
+        rims,
+        own_fraction=np.array([change.get("own", 1.0)], dtype=float),
+        runs_out=np.array([change.get("runs_out", 0.2)], dtype=float),
+        felt_fraction=np.array([change.get("felt", 0.0)], dtype=float),
+    )
+    return fits, rims
+
+
+@pytest.mark.parametrize(
+    ("change", "blob"),
+    [
+        # a large failed fit, its middle all its colour, bounded: two winks?
+        ({}, True),
+        # it passed as one wink: nothing to try
+        ({"ok": True}, False),
+        # fitted small: not a pair's union
+        ({"large": False}, False),
+        # too little of its rim on the circle
+        ({"arc": 0.3}, False),
+        # felt or another colour in its middle
+        ({"own": 0.6}, False),
+        ({"felt": 0.2}, False),
+        # its colour runs on in most directions (a mug, a squidger)
+        ({"runs_out": 0.7}, False),
+        # at the mat's edge, where the table and the border pass for a rim
+        ({"x_mm": 900.0}, False),
+        # by the pot
+        ({"x_mm": 30.0}, False),
+    ],
+)
+def test_failed_large_fit_is_tried_as_two_winks_only_when_it_looks_like_a_pair(
+    change: dict[str, object], blob: bool
+) -> None:
+    fits, rims = _blob_fit(**change)
+    assert _merged_blob(fits, rims, _overhead_camera(), np.array([1.7])).tolist() == [blob]
