@@ -629,6 +629,7 @@ def analyze_frame(
             f"y={region.mat_polygon_mm[:, 1].mean():.0f} mm): winks there are not reported"
         )
     corners = context.corners_mm
+    pot_centre_mm = context.pot_centre_mm
     corners_read = context.corners_read
     orientation_known = context.orientation_known
     if not orientation_known:
@@ -652,6 +653,7 @@ def analyze_frame(
                 used = replace(used, mat_xy_mm=-used.mat_xy_mm)
                 hidden = tuple(replace(r, mat_polygon_mm=-r.mat_polygon_mm) for r in hidden)
                 found = {c: (-x, -y) for c, (x, y) in found.items()}
+                pot_centre_mm = (-pot_centre_mm[0], -pot_centre_mm[1])
             corners = found
             corners_read = True
             orientation_known = True
@@ -667,7 +669,7 @@ def analyze_frame(
         image_bgr,
         corners_mm=corners,
         corners_read=corners_read,
-        pot_centre_mm=context.pot_centre_mm,
+        pot_centre_mm=pot_centre_mm,
         hidden_area=bool(hidden) or context.mat_out_of_view_fraction > 0.005,
         previous=previous,
         k_sigma=k_sigma,
@@ -701,10 +703,11 @@ UNCHANGED_PIXEL_FRACTION = 2e-4
 WINDOW_MAX_MAT_SHARE = 0.2
 #: Shrunk pixels that changed by more than this (8-bit levels) are a change.
 CHANGED_LEVELS = 12
-#: How far from a changed shrunk pixel (12 mm across at 0.65 px/mm) the centre
-#: of a wink that changed can lie: half a pixel and a large wink's radius,
-#: with room for blur, mm.
-CHANGE_REACH_MM = 20.0
+#: How far beyond a changed shrunk pixel the centre of a wink that changed can
+#: lie: a large wink's radius with room for blur, mm. The pixel's own extent
+#: on the mat is added (:func:`_change_boxes_mm`): 12-15 mm from overhead,
+#: 20-25 mm from a tripod at the side.
+CHANGE_REACH_MM = 14.0
 #: After this many frames searched round their changes alone, the next
 #: changed frame is searched whole: it refreshes what the windows borrow from
 #: the last whole frame (the felt model, the felt's noise, the radius bias),
@@ -828,32 +831,32 @@ class StillCameraAnalyzer:
             return None
         changed = (np.abs(small - self._last_small).max(axis=2) > CHANGED_LEVELS) & self._watch
         boxes = _change_boxes_mm(changed, self.context.camera)
-        area = sum(float(np.prod(high - low)) for low, high in boxes)
-        if not boxes or area > WINDOW_MAX_MAT_SHARE * MAT_LENGTH_MM * MAT_WIDTH_MM:
+        area_mm2 = sum(float(np.prod(high_mm - low_mm)) for low_mm, high_mm in boxes)
+        if not boxes or area_mm2 > WINDOW_MAX_MAT_SHARE * MAT_LENGTH_MM * MAT_WIDTH_MM:
             return None
         from vision.detect import detect_winks
 
         t0 = time.perf_counter()
         hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
         found = WinkDetections.empty()
-        for low, high in boxes:
+        for low_mm, high_mm in boxes:
             part = detect_winks(
                 image_bgr,
                 self.context.camera,
                 colour_reference=self.context.colour_reference,
                 mat_polygon_mm=np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]]),
-                window_mm=(*(low - WINDOW_PAD_MM), *(high + WINDOW_PAD_MM)),
+                window_mm=(*(low_mm - WINDOW_PAD_MM), *(high_mm + WINDOW_PAD_MM)),
             )
-            inside = (part.mat_xy_mm >= low - MERGE_TOLERANCE_MM) & (
-                part.mat_xy_mm <= high + MERGE_TOLERANCE_MM
+            inside = (part.mat_xy_mm >= low_mm - MERGE_TOLERANCE_MM) & (
+                part.mat_xy_mm <= high_mm + MERGE_TOLERANCE_MM
             )
             found = _concat_detections(found, part[np.all(inside, axis=1)])
 
         def within(detections: WinkDetections) -> npt.NDArray[np.bool_]:
             xy = detections.mat_xy_mm
             hit = np.zeros(len(detections), dtype=bool)
-            for low, high in boxes:
-                hit |= np.all((xy >= low) & (xy <= high), axis=1)
+            for low_mm, high_mm in boxes:
+                hit |= np.all((xy >= low_mm) & (xy <= high_mm), axis=1)
             return hit
 
         # A wink at the border of the change can be fitted just inside it in
@@ -862,8 +865,8 @@ class StillCameraAnalyzer:
         fresh = found
         kept = last.detections[~within(last.detections)]
         if len(kept) and len(fresh):
-            apart = np.hypot(*(kept.mat_xy_mm[:, None, :] - fresh.mat_xy_mm[None, :, :]).T).T
-            again = (apart < 0.5 * np.minimum.outer(kept.radius_mm, fresh.radius_mm)) & (
+            apart_mm = np.hypot(*(kept.mat_xy_mm[:, None, :] - fresh.mat_xy_mm[None, :, :]).T).T
+            again = (apart_mm < 0.5 * np.minimum.outer(kept.radius_mm, fresh.radius_mm)) & (
                 kept.colour[:, None] == fresh.colour[None, :]
             )
             kept = kept[~again.any(axis=1)]
@@ -891,9 +894,11 @@ def _change_boxes_mm(
 ) -> list[tuple[FloatArray, FloatArray]]:
     """Boxes ``(low, high)`` on the mat, mm, round each place the shrunk frame changed.
 
-    Each patch of changed pixels gives a box :data:`CHANGE_REACH_MM` wider
-    than its pixels' centres on the mat; boxes whose searched windows would
-    overlap are joined, so that no wink is searched for twice.
+    Each patch of changed pixels gives a box reaching beyond its pixels'
+    centres on the mat by :data:`CHANGE_REACH_MM` plus three quarters of the
+    largest pixel's extent there (a pixel's corner is 0.71 of its side from
+    its centre); boxes whose searched windows would overlap are joined, so
+    that no wink is searched for twice.
     """
     count, labels = cv2.connectedComponents(
         cv2.dilate(changed.astype(np.uint8), np.ones((3, 3), np.uint8)), connectivity=8
@@ -904,8 +909,12 @@ def _change_boxes_mm(
         if len(rows) == 0:
             continue
         centres_px = (np.column_stack([cols, rows]) + 0.5) * HIDDEN_SCALE - 0.5
-        on_mat = camera.image_to_mat(centres_px, 0.0)
-        boxes.append((on_mat.min(axis=0) - CHANGE_REACH_MM, on_mat.max(axis=0) + CHANGE_REACH_MM))
+        on_mat_mm = camera.image_to_mat(centres_px, 0.0)
+        across_mm = camera.image_to_mat(centres_px + [HIDDEN_SCALE, 0.0], 0.0) - on_mat_mm
+        down_mm = camera.image_to_mat(centres_px + [0.0, HIDDEN_SCALE], 0.0) - on_mat_mm
+        pixel_mm = float(np.max(np.maximum(np.hypot(*across_mm.T), np.hypot(*down_mm.T))))
+        reach_mm = CHANGE_REACH_MM + 0.75 * pixel_mm
+        boxes.append((on_mat_mm.min(axis=0) - reach_mm, on_mat_mm.max(axis=0) + reach_mm))
     joined = True
     while joined and len(boxes) > 1:
         joined = False

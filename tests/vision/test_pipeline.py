@@ -352,12 +352,22 @@ def test_changes_far_apart_are_searched_in_two_boxes_and_near_ones_in_one() -> N
     # A wink moved 600 mm: where it was and where it is, searched apart.
     boxes = _change_boxes_mm(changed_at((-300.0, 0.0), (300.0, 0.0)), camera)
     assert len(boxes) == 2
+    # The camera's shrunk pixel spans this much of the mat there (a straight-down view).
+    centre_px = camera.mat_to_image(np.array([[0.0, 0.0, 0.0]]))
+    pixel_mm = float(
+        np.hypot(
+            *(
+                camera.image_to_mat(centre_px + [HIDDEN_SCALE, 0.0], 0.0)
+                - camera.image_to_mat(centre_px, 0.0)
+            )[0]
+        )
+    )
     for (low, high), x_mm in zip(
         sorted(boxes, key=lambda b: b[0][0]), (-300.0, 300.0), strict=True
     ):
-        # Each box reaches CHANGE_REACH_MM round its changed pixel's centre,
-        # which lies within the pixel (12 mm across) of the change.
-        np.testing.assert_allclose(high - low, 2 * CHANGE_REACH_MM)
+        # Each box reaches CHANGE_REACH_MM and three quarters of a pixel round
+        # its changed pixel's centre, which lies within that pixel of the change.
+        np.testing.assert_allclose(high - low, 2 * (CHANGE_REACH_MM + 0.75 * pixel_mm), rtol=0.02)
         assert low[0] < x_mm < high[0] and low[1] < 0.0 < high[1]
     # Two changes 60 mm apart: their windows would overlap, so one box.
     assert len(_change_boxes_mm(changed_at((0.0, 100.0), (60.0, 100.0)), camera)) == 1
