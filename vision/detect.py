@@ -277,12 +277,17 @@ class BirdsEyeView:
         whole view reads there; the halved frame is cut to what the window
         needs. None when the region misses the view.
         """
-        x0, y0, x1, y1 = (float(v) for v in region_mm)
+        bounds = np.asarray(region_mm, dtype=np.float64).reshape(-1)
+        if bounds.shape != (4,) or not np.all(np.isfinite(bounds)):
+            raise ValueError(
+                f"a window is (x_min, y_min, x_max, y_max) in mat mm, but got {region_mm!r}"
+            )
+        x_min_mm, y_min_mm, x_max_mm, y_max_mm = (float(v) for v in bounds)
         width, height = self.size_wh
-        c0 = max(int(np.floor((x0 - self.x_min_mm) * self.px_per_mm)), 0)
-        c1 = min(int(np.ceil((x1 - self.x_min_mm) * self.px_per_mm)), width)
-        r0 = max(int(np.floor((self.y_max_mm - y1) * self.px_per_mm)), 0)
-        r1 = min(int(np.ceil((self.y_max_mm - y0) * self.px_per_mm)), height)
+        c0 = max(int(np.floor((x_min_mm - self.x_min_mm) * self.px_per_mm)), 0)
+        c1 = min(int(np.ceil((x_max_mm - self.x_min_mm) * self.px_per_mm)), width)
+        r0 = max(int(np.floor((self.y_max_mm - y_max_mm) * self.px_per_mm)), 0)
+        r1 = min(int(np.ceil((self.y_max_mm - y_min_mm) * self.px_per_mm)), height)
         if c1 - c0 < 8 or r1 - r0 < 8:
             return None
         rows, cols = slice(r0, r1), slice(c0, c1)
@@ -1733,6 +1738,9 @@ def detect_winks(
         r0 = round((view.y_max_mm - window.y_max_mm) * view.px_per_mm)
         width, height = window.size_wh
         felt = cached_felt[0][r0 : r0 + height, c0 : c0 + width]
+        # A window uses the felt model as a whole frame does: it counts
+        # towards the model's refresh (FELT_REFRESH_FRAMES).
+        _FELT_CACHE[key] = (cached_felt[0], cached_felt[1], cached_felt[2] + 1)
         view = window
         view_bgr = view.warp(image_bgr)
     else:
@@ -1743,6 +1751,9 @@ def detect_winks(
         view, view_bgr, felt, reference, noise=None if stats is None else stats[0]
     )
     if not seeds:
+        if stats is None:
+            # No winks to judge a later window by: it will search whole.
+            _FRAME_STATS.pop(key, None)
         return WinkDetections.empty()
 
     def first_pass(

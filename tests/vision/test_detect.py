@@ -919,3 +919,16 @@ def test_a_window_before_any_whole_frame_is_seen_searches_the_whole_frame(scene)
     clear_caches(keep_views=True)
     found = detect_winks(image, camera, window_mm=(-10.0, -10.0, 10.0, 10.0))
     assert len(found) == len(EXPECTED)
+
+
+@pytest.mark.parametrize(
+    "region_mm",
+    [
+        (0.0, 0.0, float("nan"), 10.0),  # not a number
+        (0.0, 0.0, 10.0),  # three numbers
+    ],
+)
+def test_a_window_that_is_not_four_finite_numbers_is_refused(region_mm: tuple) -> None:  # type: ignore[type-arg]
+    view = build_birds_eye_view(_camera())
+    with pytest.raises(ValueError, match="x_min, y_min, x_max, y_max"):
+        view.window(region_mm)
