@@ -192,6 +192,7 @@ def _error_for(failure: CalibrationFailure) -> ValueError:
         FailureReason.FIT_FAILED: NoMatFoundError,
         FailureReason.NO_BASELINES: NoMatFoundError,
         FailureReason.EVIDENCE_DISAGREES: NoMatFoundError,
+        FailureReason.FAINT_EDGES_UNVERIFIED: NoMatFoundError,
     }
     return kinds[failure.reason](failure.message)
 
@@ -342,7 +343,7 @@ def _pot_not_at_centre(
         else "not seen where it puts the centre"
     )
     return CalibrationFailure(
-        FailureReason.EVIDENCE_DISAGREES,
+        FailureReason.FAINT_EDGES_UNVERIFIED,
         "calibration refused: the mat's edges are too faint against the table to be sure "
         f"of the camera, and the pot's rim, which would vouch for it, is {seen}; give the "
         "mat's four corners by hand, or photograph it on a table of a different colour",
@@ -441,9 +442,11 @@ def _auto_fit(image_bgr: UInt8Array, dist_coeffs: FloatArray | None) -> MatFit |
                 accepted.append(fitted)
                 if _found_baselines(fitted) == len(fitted.pipeline.baselines):
                     break
-            elif not coarse:
+            elif not coarse or fitted.reason == FailureReason.FAINT_EDGES_UNVERIFIED:
                 # The fallback searches either find the mat or leave the
-                # ordinary search's verdict (and its message) as it was.
+                # ordinary search's verdict (and its message) as it was,
+                # unless they saw the mat's baselines but could not vouch
+                # for the camera: that says more.
                 failures.append(fitted)
         if accepted:
             break
@@ -452,17 +455,21 @@ def _auto_fit(image_bgr: UInt8Array, dist_coeffs: FloatArray | None) -> MatFit |
         # still fit a camera that shows two baselines; the mat's own outline
         # shows more. Ties keep the better-ranked outline.
         return max(accepted, key=_found_baselines)
-    # The most telling failure: a camera the image disagrees with, then a
+    # The most telling failure: the mat's baselines seen but its faint edges
+    # not vouched for by the pot, then a camera the image disagrees with, then a
     # rectangle that fitted a camera but showed no baselines, then one whose
     # corners left the picture, then the rest.
     rank = {
+        FailureReason.FAINT_EDGES_UNVERIFIED: -1,
         FailureReason.EVIDENCE_DISAGREES: 0,
         FailureReason.NO_BASELINES: 1,
         FailureReason.MAT_PARTLY_OUT_OF_FRAME: 2,
     }
     failures.sort(key=lambda f: rank.get(f.reason, 2))
     first = failures[0] if failures else None
-    if partial_in_view:
+    # All four baselines seen in the picture say the mat is in view.
+    unverified = first is not None and first.reason == FailureReason.FAINT_EDGES_UNVERIFIED
+    if partial_in_view and not unverified:
         return CalibrationFailure(
             FailureReason.MAT_PARTLY_OUT_OF_FRAME,
             "no whole mat in view: no outline fits a camera, and a uniform region (perhaps "

@@ -61,6 +61,9 @@ class FailureReason(enum.StrEnum):
     EVIDENCE_DISAGREES = "evidence-disagrees"
     """A camera fits the outline's edges but misses the baselines it found: the
     outline is probably not the mat's (a board's or paper's edge taken for one)."""
+    FAINT_EDGES_UNVERIFIED = "faint-edges-unverified"
+    """The mat's baselines were found but its edges are too faint against the
+    table, and the pot's rim does not vouch for the camera fitted to them."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pytest
 from calibration.api import _pot_not_at_centre
 from calibration.baseline_search import find_mat_quads_from_baselines
 from calibration.fit import MAT_CORNERS_MM
-from calibration.mat import _clockwise
+from calibration.mat import FailureReason, _clockwise
 from calibration.pipeline import image_lab_float
 from tests.calibration.synthetic import look_at_camera, render_mat
 
@@ -83,3 +83,6 @@ def test_a_faint_fit_needs_the_pots_rim_at_the_centre(shift_mm: float, refused: 
     )
     failure = _pot_not_at_centre(image_lab_float(image), camera)
     assert (failure is not None) == refused
+    if failure is not None:
+        assert failure.reason is FailureReason.FAINT_EDGES_UNVERIFIED
+        assert "pot's rim" in failure.message
