@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from rules.board import LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM, WINK_THICKNESS_MM
 from vision.closeup import (
+    OUTLINE_INSET_PX,
     CloseupWink,
     ImageEllipse,
     NoWinksFoundError,
@@ -126,7 +127,9 @@ ARC_EDGE_MIN = 5.0
 #: the 115 disputed pairs of benchmarks/review.py and close-ups 1000-1039; ten
 #: times that is allowed for the fits' own error. Not used when either wink is
 #: faint: a green wink on green felt leaning on the other measured +1.50 px (1027).
-APART_IN_IMAGE_PX = 1.5
+#: Those were measured before rims were moved out by OUTLINE_INSET_PX, which brings
+#: two outlines that much nearer each: the same separation is now less by twice it.
+APART_IN_IMAGE_PX = 1.5 - 2 * OUTLINE_INSET_PX
 #: A mostly hidden wink's crescent, refitted on the mat with a known radius
 #: (:func:`_crescents`): rim points this far off the circle are the covering
 #: wink's outline, and the fit must come out this tight (mm). Crescents of three
@@ -533,8 +536,12 @@ def occluder(a: CloseupWink, b: CloseupWink, lab: FloatArray | None = None) -> C
     behind has none inside the other. When that is unclear (winks of one
     colour), the colour step across each rim inside the other decides.
     """
-    a_in_b = int(b.ellipse.contains(a.rim_image_px, margin_px=-0.7).sum())
-    b_in_a = int(a.ellipse.contains(b.rim_image_px, margin_px=-0.7).sum())
+    # 0.7 px inside the other's outline, as traced before rims against the felt
+    # were moved out by OUTLINE_INSET_PX (a hidden wink's rim against the top one
+    # is not moved, the top one's outline is).
+    margin_px = -0.7 - OUTLINE_INSET_PX
+    a_in_b = int(b.ellipse.contains(a.rim_image_px, margin_px=margin_px).sum())
+    b_in_a = int(a.ellipse.contains(b.rim_image_px, margin_px=margin_px).sum())
     if max(a_in_b, b_in_a) >= 6:
         if a_in_b >= 3 * max(b_in_a, 1):
             return a
