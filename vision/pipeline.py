@@ -692,9 +692,11 @@ def analyze_frame(
 #: Mean absolute change (8-bit levels) over the shrunk mat below which a frame
 #: counts as unchanged: sensor noise is about 1-2 levels after shrinking.
 UNCHANGED_MEAN_LEVELS = 1.5
-#: Fraction of shrunk mat pixels that may change by more than 12 levels in an
-#: unchanged frame (a moved wink changes a few dozen pixels: far more).
-UNCHANGED_PIXEL_FRACTION = 2e-4
+#: Shrunk mat pixels that may change by more than CHANGED_LEVELS in an
+#: unchanged frame: none. Sensor noise averaged over a shrunk pixel stays
+#: far below that, while a wink nudged 2 mm changes only two pixels, by
+#: about 20 levels (a share of the mat's pixels let such a nudge through).
+UNCHANGED_MAX_PIXELS = 0
 
 
 #: A frame whose change over the mat fits in a box of at most this share of
@@ -779,7 +781,7 @@ class StillCameraAnalyzer:
             change = np.abs(small - self._last_small).max(axis=2)[mask]
             if (
                 float(change.mean()) < UNCHANGED_MEAN_LEVELS
-                and float(np.mean(change > 12)) < UNCHANGED_PIXEL_FRACTION
+                and int(np.count_nonzero(change > CHANGED_LEVELS)) <= UNCHANGED_MAX_PIXELS
             ):
                 timings = {"total": (time.perf_counter() - t0) * 1000.0, "reused": 1.0}
                 return FrameAnalysis(

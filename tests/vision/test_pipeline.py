@@ -372,3 +372,15 @@ def test_changes_far_apart_are_searched_in_two_boxes_and_near_ones_in_one() -> N
     # Two changes 60 mm apart: their windows would overlap, so one box.
     assert len(_change_boxes_mm(changed_at((0.0, 100.0), (60.0, 100.0)), camera)) == 1
     assert _change_boxes_mm(np.zeros((sh, sw), bool), camera) == []
+
+
+def test_still_camera_does_not_take_a_wink_nudged_two_millimetres_for_an_unchanged_frame() -> None:
+    # A nudge of 2 mm changes two shrunk pixels by about 20 levels; it can
+    # make or break a squop, so the frame must be analysed again.
+    camera = overhead_camera()
+    analyzer = StillCameraAnalyzer(camera)
+    analyzer.analyze(render(camera, SPREAD))
+    nudged = [*SPREAD[:2], SceneWink(G, S, 302.0, -200.0), *SPREAD[3:]]
+    after = analyzer.analyze(render(camera, nudged))
+    assert "reused" not in after.timings_ms
+    assert _placed(after.board)["green-S1"] == (302, -200)
