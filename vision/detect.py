@@ -2449,6 +2449,10 @@ def _concat_rims(parts: list[_Rims]) -> _Rims:
     )
 
 
+#: The parallel arrays of :class:`CircleFits`, by name.
+_CIRCLE_FIELDS = tuple(f.name for f in dataclasses.fields(CircleFits))
+
+
 def _with_rows(
     rims: _Rims, rows: npt.NDArray[np.intp], source: _Rims, source_rows: npt.NDArray[np.intp]
 ) -> _Rims:
@@ -2474,15 +2478,7 @@ def _with_fit_rows(
                 name: _put(
                     getattr(fits.circles, name), rows, getattr(source.circles, name)[source_rows]
                 )
-                for name in (
-                    "centre_mm",
-                    "radius_mm",
-                    "rms_mm",
-                    "inliers",
-                    "arc_fraction",
-                    "centre_sigma_mm",
-                    "ok",
-                )
+                for name in _CIRCLE_FIELDS
             }
         ),
         occluded_fraction=_put(fits.occluded_fraction, rows, source.occluded_fraction[source_rows]),
@@ -2501,15 +2497,7 @@ def _concat_fits(a: _Fits, b: _Fits) -> _Fits:
     circles = CircleFits(
         **{
             name: np.concatenate([getattr(a.circles, name), getattr(b.circles, name)])
-            for name in (
-                "centre_mm",
-                "radius_mm",
-                "rms_mm",
-                "inliers",
-                "arc_fraction",
-                "centre_sigma_mm",
-                "ok",
-            )
+            for name in _CIRCLE_FIELDS
         }
     )
     return _Fits(
