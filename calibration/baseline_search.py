@@ -22,7 +22,13 @@ import numpy.typing as npt
 from scipy.optimize import least_squares
 
 from calibration.fit import MAT_CORNERS_MM, baseline_segment_mm
-from calibration.mat import MatQuad, _clockwise, _uniformity
+from calibration.mat import (
+    MatQuad,
+    _clockwise,
+    _line_shown_fraction,
+    _profiles_across,
+    _uniformity,
+)
 
 FloatArray = npt.NDArray[np.float64]
 UInt8Array = npt.NDArray[np.uint8]
@@ -90,32 +96,11 @@ def _shown_fractions(hom: FloatArray, light: npt.NDArray[np.float32], scale: flo
     ends = (ends + 0.5) * scale - 0.5
     shown = np.zeros(4)
     for b in range(4):
-        d = ends[b, 1] - ends[b, 0]
-        length = float(np.hypot(*d))
-        if not np.isfinite(length) or length < 8.0:
+        pts = ends[b, 0] + frac * (ends[b, 1] - ends[b, 0])
+        across = _profiles_across(light, pts, ends[b, 1] - ends[b, 0], np.arange(-7.0, 7.5, 1.0))
+        if across is None:
             continue
-        normal = np.array([-d[1], d[0]]) / length
-        pts = ends[b, 0] + frac * d
-        offsets = np.arange(-7.0, 7.5, 1.0)
-        xy = pts[:, None, :] + offsets[None, :, None] * normal[None, None, :]
-        vals = cv2.remap(
-            light,
-            xy[:, :, 0].astype(np.float32),
-            xy[:, :, 1].astype(np.float32),
-            cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=np.nan,
-        )
-        if not np.all(np.isfinite(vals)):
-            continue
-        side = 0.5 * (vals[:, :2].mean(axis=1) + vals[:, -2:].mean(axis=1))
-        core = vals[:, 4:-4]
-        dip = side - core.min(axis=1)
-        rise = core.max(axis=1) - side
-        shown[b] = max(
-            float(np.mean((dip > _LINE_CONTRAST_L) & (rise < 0.5 * dip))),
-            float(np.mean((rise > _LINE_CONTRAST_L) & (dip < 0.5 * rise))),
-        )
+        shown[b] = _line_shown_fraction(across[0], core_margin=4, min_contrast=_LINE_CONTRAST_L)
     return shown
 
 
@@ -152,22 +137,10 @@ def _ridge_points(
         pts_mm = on_long + frac * (on_short - on_long)
         pts = cv2.perspectiveTransform(pts_mm.reshape(1, -1, 2), hom).reshape(-1, 2)
         pts = (pts + 0.5) * scale - 0.5
-        d = pts[-1] - pts[0]
-        length = float(np.hypot(*d))
-        if not np.isfinite(length) or length < 8.0:
+        across = _profiles_across(light, pts, pts[-1] - pts[0], offsets)
+        if across is None:
             continue
-        normal = np.array([-d[1], d[0]]) / length
-        xy = pts[:, None, :] + offsets[None, :, None] * normal[None, None, :]
-        vals = cv2.remap(
-            light,
-            xy[:, :, 0].astype(np.float32),
-            xy[:, :, 1].astype(np.float32),
-            cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=np.nan,
-        )
-        if not np.all(np.isfinite(vals)):
-            continue
+        vals, normal = across
         dev = vals - np.median(vals, axis=1, keepdims=True)
         sign = 1.0 if np.median(dev.max(axis=1)) > np.median(-dev.min(axis=1)) else -1.0
         idx = np.argmax(sign * dev, axis=1)

@@ -584,35 +584,78 @@ def _baseline_evidence(quad_work: FloatArray, light: npt.NDArray[np.float32]) ->
                 np.array([[on_long, on_short]], np.float64), hom
             ).reshape(2, 2)
             pts = ends[0] + frac * (ends[1] - ends[0])
-            d = ends[1] - ends[0]
-            length = float(np.hypot(*d))
-            if length < 8.0:
+            across = _profiles_across(light, pts, ends[1] - ends[0], np.arange(-7.0, 7.5, 1.0))
+            if across is None:
                 continue
-            normal = np.array([-d[1], d[0]]) / length
-            offsets = np.arange(-7.0, 7.5, 1.0)
-            xy = pts[:, None, :] + offsets[None, :, None] * normal[None, None, :]
-            vals = cv2.remap(
-                light,
-                xy[:, :, 0].astype(np.float32),
-                xy[:, :, 1].astype(np.float32),
-                cv2.INTER_LINEAR,
-                borderMode=cv2.BORDER_CONSTANT,
-                borderValue=np.nan,
-            )
-            if not np.all(np.isfinite(vals)):
-                continue
-            side = 0.5 * (vals[:, :2].mean(axis=1) + vals[:, -2:].mean(axis=1))
-            core = vals[:, 3:-3]
-            dip = side - core.min(axis=1)
-            rise = core.max(axis=1) - side
-            # Texture makes both; a line makes one clearly and the same all along.
-            shown = np.maximum(
-                np.mean((dip > _LINE_CONTRAST_L) & (rise < 0.5 * dip)),
-                np.mean((rise > _LINE_CONTRAST_L) & (dip < 0.5 * rise)),
-            )
+            shown = _line_shown_fraction(across[0], core_margin=3, min_contrast=_LINE_CONTRAST_L)
             total += float(shown)
         best = max(best, total)
     return best
+
+
+def _profiles_across(
+    light: npt.NDArray[np.float32],
+    points_px: npt.ArrayLike,
+    along_px: npt.ArrayLike,
+    offsets_px: npt.ArrayLike,
+) -> tuple[npt.NDArray[np.float32], FloatArray] | None:
+    """Lightness profiles across a straight segment, and the segment's unit normal.
+
+    Parameters
+    ----------
+    light : (H, W) float32 ndarray
+    points_px : (n, 2) ndarray
+        Points on the segment.
+    along_px : (2,) ndarray
+        The segment's direction and length, px.
+    offsets_px : (m,) ndarray
+        Where each profile is sampled along the normal.
+
+    Returns
+    -------
+    (n, m) float32 ndarray and (2,) ndarray, or None
+        None when the segment is under 8 px long (or not finite) or a profile
+        leaves the picture.
+    """
+    along = np.asarray(along_px, np.float64)
+    points = np.asarray(points_px, np.float64)
+    offsets = np.asarray(offsets_px, np.float64)
+    length = float(np.hypot(*along))
+    if not np.isfinite(length) or length < 8.0:
+        return None
+    normal = np.array([-along[1], along[0]]) / length
+    xy = points[:, None, :] + offsets[None, :, None] * normal[None, None, :]
+    vals = cv2.remap(
+        light,
+        xy[:, :, 0].astype(np.float32),
+        xy[:, :, 1].astype(np.float32),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=np.nan,
+    )
+    if not np.all(np.isfinite(vals)):
+        return None
+    return np.asarray(vals, np.float32), np.asarray(normal, np.float64)
+
+
+def _line_shown_fraction(
+    vals: npt.NDArray[np.float32], *, core_margin: int, min_contrast: float
+) -> float:
+    """Share of the profiles (n, m) across a predicted baseline that show a thin line there.
+
+    The middle (all but ``core_margin`` samples at each end) is compared with
+    the felt two samples in from either end: a line is a dip (or a rise) of
+    more than ``min_contrast`` L units with little of the other sign. Texture
+    makes both; a line makes one clearly, and the same all along.
+    """
+    side = 0.5 * (vals[:, :2].mean(axis=1) + vals[:, -2:].mean(axis=1))
+    core = vals[:, core_margin:-core_margin]
+    dip = side - core.min(axis=1)
+    rise = core.max(axis=1) - side
+    return max(
+        float(np.mean((dip > min_contrast) & (rise < 0.5 * dip))),
+        float(np.mean((rise > min_contrast) & (dip < 0.5 * rise))),
+    )
 
 
 def _inside(inner_quad: FloatArray, outer_quad: FloatArray) -> bool:
