@@ -106,6 +106,14 @@ def _fix_counts(
     notes = []
     conf = np.asarray(detections.confidence, float)
     radius = np.asarray(detections.radius_mm, float)
+    # The detector reports the class's nominal radius (8 or 11 mm), so the
+    # radius alone cannot say which wink to relabel: the one whose size the
+    # image supports least goes first, the radius breaking ties.
+    size_conf = (
+        np.zeros(n)
+        if detections.size_confidence is None
+        else np.asarray(detections.size_confidence, float)
+    )
     for colour in Colour:
         idx = [i for i in range(n) if detections.colour[i] is colour and keep[i]]
         if len(idx) > WINKS_PER_COLOUR:
@@ -119,17 +127,17 @@ def _fix_counts(
             idx = order[:WINKS_PER_COLOUR]
         large = [i for i in idx if sizes[i] is WinkSize.LARGE]
         small = [i for i in idx if sizes[i] is WinkSize.SMALL]
-        # A size class over its limit: relabel the detections whose fitted
-        # radius is closest to the other class.
+        # A size class over its limit: relabel the detections whose size is
+        # least sure, then those whose fitted radius is closest to the other class.
         while len(large) > LARGE_WINKS_PER_COLOUR and len(small) < SMALL_WINKS_PER_COLOUR:
-            i = min(large, key=lambda k: radius[k])
+            i = min(large, key=lambda k: (size_conf[k], radius[k]))
             large.remove(i)
             small.append(i)
             sizes[i] = WinkSize.SMALL
             resized[i] = True
             notes.append(f"{colour.value}: a third large wink was relabelled small")
         while len(small) > SMALL_WINKS_PER_COLOUR and len(large) < LARGE_WINKS_PER_COLOUR:
-            i = max(small, key=lambda k: radius[k])
+            i = min(small, key=lambda k: (size_conf[k], -radius[k]))
             small.remove(i)
             large.append(i)
             sizes[i] = WinkSize.LARGE
