@@ -302,6 +302,40 @@ def test_pen_on_the_table_is_not_a_wink(scene) -> None:
     assert not on_pen.any()
 
 
+@pytest.mark.parametrize(
+    ("width_mm", "angle_deg"),
+    [
+        (12.0, 30.0),  # a marker pen, at a slant in the image
+        (16.0, 60.0),  # a fat one, as wide as a small wink
+        (18.0, 60.0),  # wider than a small wink
+    ],
+)
+def test_pen_of_a_wink_colour_on_the_mat_is_not_a_wink_but_a_wink_beside_it_is(
+    width_mm: float, angle_deg: float
+) -> None:
+    # A blue pen 140 mm long lying on the felt: its ends pass a wink's rim
+    # test unless the blob's shape rules it out.
+    camera = _camera()
+    angle = np.radians(angle_deg)
+    x0, y0 = -300.0, -100.0
+    x1, y1 = x0 + 140.0 * np.cos(angle), y0 + 140.0 * np.sin(angle)
+    pen = Pen(x0, y0, x1, y1, width_mm, WINK_BGR[Colour.BLUE], top_z_mm=width_mm)
+    beside = Disc(-150.0, -150.0, 8.0, WINK_BGR[Colour.BLUE])
+    found = detect_winks(_render(camera, [beside], seed=4, pens=(pen,)), camera)
+    assert len(found) == 1
+    assert np.hypot(*(found.mat_xy_mm[0] - [beside.x_mm, beside.y_mm])) < 1.0
+
+
+def test_four_small_winks_of_one_colour_touching_in_a_row_are_all_found() -> None:
+    # 64 mm long, 16 mm wide: not a pen, however straight the row.
+    camera = _camera()
+    row = [Disc(-200.0 + 16.2 * k, 150.0, 8.0, WINK_BGR[Colour.RED]) for k in range(4)]
+    found = detect_winks(_render(camera, row, seed=6), camera)
+    assert len(found) == 4
+    for disc in row:
+        _match(found, disc)
+
+
 def test_covered_wink_reports_its_hidden_rim(scene) -> None:
     _, _, found = scene
     lower, upper = _match(found, LOWER), _match(found, UPPER)
