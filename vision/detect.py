@@ -1879,6 +1879,12 @@ def detect_winks(
     # Seeds already tried (and failed) come back where nothing was painted
     # over them: the same rays would give the same failed fit.
     extra = _seeds_from_mask(view, covered, label, felt)
+    # By the mat's edge, where felt and table blur into wink-like colours,
+    # such a seed must stand clear of the felt's noise as a first seed must;
+    # elsewhere a faint one may be a wink of the felt's own colour.
+    at_edge = _near_mat_edge(np.array([s.mat_xy_mm for s in extra]).reshape(-1, 2), EDGE_SEED_MM)
+    strong = {id(s) for s in strength.strong(extra)}
+    extra = [s for s, edge in zip(extra, at_edge, strict=True) if not edge or id(s) in strong]
     # A small wink far under a large one shows only a crescent, too thin for
     # the coarse view; the upper wink's rays cross into its colour.
     extra = _untried(
@@ -1954,6 +1960,9 @@ def detect_winks(
     return _assemble(fits, rims, colour_index, plane_z, camera, bias, colour_stats)
 
 
+#: A seed in wink colour the first fits leave unexplained must be as strong
+#: as a first seed within this distance of the mat's edge, mm.
+EDGE_SEED_MM = 30.0
 #: A wink the second pass loses keeps its first fit only this far from the
 #: mat's edge, mm.
 FALLBACK_EDGE_MM = 30.0

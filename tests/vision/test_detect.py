@@ -966,3 +966,43 @@ def test_a_window_that_is_not_four_finite_numbers_is_refused(region_mm: tuple) -
     view = build_birds_eye_view(_camera())
     with pytest.raises(ValueError, match="x_min, y_min, x_max, y_max"):
         view.window(region_mm)
+
+
+@pytest.fixture(scope="module")
+def generated_frames(tmp_path_factory: pytest.TempPathFactory):
+    """Frames of the project's scene generator, written as JPEG and read back, by seed."""
+    from tools.groundtruth import load_scene, to_canonical_frame
+    from tools.scenegen import generate_scene, write_scene
+
+    out = tmp_path_factory.mktemp("generated")
+    frames = {}
+
+    def frame(seed: int) -> tuple[CameraModel, np.ndarray]:
+        if seed not in frames:
+            image_path, json_path = write_scene(generate_scene("overhead", seed), out)
+            camera = to_canonical_frame(load_scene(json_path)).camera
+            frames[seed] = (camera, cv2.imread(str(image_path), cv2.IMREAD_COLOR))
+        return frames[seed]
+
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("seed", "where_mm"),
+    [
+        (2201, (-892.5, -424.4)),  # green felt at its corner, beside a pink table
+        (2208, (-895.4, 363.7)),  # green felt along its edge, beside a brown table
+        (2208, (-861.6, 479.4)),  # one end of a blue pen lying on the table
+        (2208, (-811.9, 593.7)),  # the pen's other end
+    ],
+)
+def test_no_wink_is_found_where_the_generator_put_none(
+    generated_frames, seed: int, where_mm: tuple[float, float]
+) -> None:
+    # Places where the detector once reported winks (canonical mat mm): the
+    # blur of felt and table at the mat's edge, and a pen's ends.
+    camera, image = generated_frames(seed)
+    found = detect_winks(image, camera)
+    assert len(found) > 15  # the frame's winks are found
+    dist = np.hypot(*(found.mat_xy_mm - np.asarray(where_mm)).T)
+    assert dist.min() > 15.0
