@@ -21,8 +21,10 @@ How
    16 mm wink 11 px across still gets sub-pixel samples). Along each ray
    the wink's coverage crosses 0.5 at the rim. The crossings are fitted
    with a robust circle (:mod:`vision.fit`), free radius first to choose
-   the size (after a per-frame radius bias, see
-   :func:`estimate_radius_bias`), then at the known radius, which fixes the
+   the size (after the frame's radius bias, see
+   :func:`estimate_radius_bias`, which a colour that measures apart from
+   the others has of its own, see :func:`colour_radius_biases`), then at
+   the known radius, which fixes the
    centre of a partly hidden wink from its visible arc. Crossings into
    another wink, or where the pot stands in front, get a low weight: they
    are the rim only when this wink is the upper one (or, by the pot, in
@@ -486,10 +488,10 @@ FELT_REFRESH_BRIGHTNESS = 0.03
 _FELT_CACHE: dict[str, tuple[npt.NDArray[np.uint8], float, int]] = {}
 
 
-# camera key -> (felt noise on the mat and on the table, radius bias mm, each
-# colour's typical hue and saturation) of the last whole frame: a window of
-# a later frame, mostly winks, is judged by them.
-_FRAME_STATS: dict[str, tuple[tuple[float, float], float, dict[int, tuple[float, float]]]] = {}
+# camera key -> (felt noise on the mat and on the table, each colour's
+# radius bias mm, each colour's typical hue and saturation) of the last whole
+# frame: a window of a later frame, mostly winks, is judged by them.
+_FRAME_STATS: dict[str, tuple[tuple[float, float], FloatArray, dict[int, tuple[float, float]]]] = {}
 
 
 def clear_caches(*, keep_views: bool = False) -> None:
@@ -1569,8 +1571,60 @@ def estimate_radius_bias(radii_mm: npt.ArrayLike) -> float:
 RADIUS_BIAS_PRIOR_PER_MM = 0.5
 
 
+def colour_radius_biases(radii_mm: npt.ArrayLike, colour_index: npt.ArrayLike) -> FloatArray:
+    """Each colour's radius bias in this frame, mm, indexed like :data:`COLOURS`.
+
+    Where a wink's edge seems to lie depends on its colour against the felt
+    as well as on the blur: a green wink on green felt can show its dark
+    bevel as its own shade and measure a millimetre larger than the winks
+    of other colours beside it. Such a colour would pull the frame's bias
+    (:func:`estimate_radius_bias`) its way, and the other colours' winks
+    would then be fitted at the wrong radius and lost. So the colour whose
+    own bias differs most from that of the other colours' rims together
+    (each from :data:`COLOUR_BIAS_MIN_RIMS` clear rims or more) keeps its
+    own when they differ by more than :data:`COLOUR_BIAS_SPLIT_MM`, and the
+    rest share theirs. Otherwise, in most frames, every colour has the
+    frame's bias: a few rims of one colour measure it less well than all.
+
+    Parameters
+    ----------
+    radii_mm : (n,) array_like
+        Free-fit radii of winks whose rims were clearly seen.
+    colour_index : (n,) array_like of int
+        Their colours, as indices into :data:`COLOURS`.
+
+    Returns
+    -------
+    (len(COLOURS),) ndarray of float
+    """
+    radii = np.asarray(radii_mm, dtype=np.float64).reshape(-1)
+    index = np.asarray(colour_index, dtype=np.int64).reshape(-1)
+    biases = np.full(len(COLOURS), estimate_radius_bias(radii))
+    best_gap, best = 0.0, None
+    for k in range(len(COLOURS)):
+        own, rest = radii[index == k], radii[index != k]
+        if min(len(own), len(rest)) < COLOUR_BIAS_MIN_RIMS:
+            continue
+        own_bias, rest_bias = estimate_radius_bias(own), estimate_radius_bias(rest)
+        if abs(own_bias - rest_bias) > best_gap:
+            best_gap, best = abs(own_bias - rest_bias), (k, own_bias, rest_bias)
+    if best is not None and best_gap > COLOUR_BIAS_SPLIT_MM:
+        k, own_bias, rest_bias = best
+        biases[:] = rest_bias
+        biases[k] = own_bias
+    return biases
+
+
+#: A colour needs this many clear rims in the frame, and so do the others
+#: together, for it to have a radius bias of its own ...
+COLOUR_BIAS_MIN_RIMS = 3
+#: ... which it has when it differs from theirs by more than this, mm (the
+#: frame's bias itself runs from about -0.8 to +0.9 mm).
+COLOUR_BIAS_SPLIT_MM = 0.75
+
+
 def _arc_starts(
-    rims: _Rims, free: CircleFits, start: FloatArray, radii_mm: tuple[float, float]
+    rims: _Rims, free: CircleFits, start: FloatArray, radii_mm: tuple[FloatArray, FloatArray]
 ) -> tuple[FloatArray, FloatArray]:
     """Starting centres for the fits at each known radius, (n, 2) each.
 
@@ -1600,13 +1654,18 @@ def _arc_starts(
     moved = []
     for base, radius in zip(starts, radii_mm, strict=True):
         out = base.copy()
-        out[rows] = free.centre_mm[rows] + unit * (free.radius_mm[rows] - radius)[:, None]
+        out[rows] = free.centre_mm[rows] + unit * (free.radius_mm[rows] - radius[rows])[:, None]
         moved.append(out)
     return moved[0], moved[1]
 
 
-def _fit_rims(rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_mm: float) -> _Fits:
-    """Choose the size from the free fit, then fit at the known radius for the centre."""
+def _fit_rims(
+    rims: _Rims, seeds_mm: FloatArray, free: CircleFits, radius_bias_mm: FloatArray
+) -> _Fits:
+    """Choose the size from the free fit, then fit at the known radius for the centre.
+
+    ``radius_bias_mm`` is each seed's, (n,): that of its colour.
+    """
     start = np.where(free.ok[:, None], free.centre_mm, seeds_mm)
     n = len(seeds_mm)
     small_r, large_r = _SMALL_R + radius_bias_mm, _LARGE_R + radius_bias_mm
@@ -1797,8 +1856,8 @@ def detect_winks(
         return WinkDetections.empty()
 
     def first_pass(
-        seeds: list[_Seed], bias: float | None, *, first: bool = False
-    ) -> tuple[_Fits, FloatArray, float, _Rims, npt.NDArray[np.bool_]]:
+        seeds: list[_Seed], bias: FloatArray | None, *, first: bool = False
+    ) -> tuple[_Fits, FloatArray, FloatArray, _Rims, npt.NDArray[np.bool_]]:
         centres = np.array([s.mat_xy_mm for s in seeds])
         plane_z = view.z_mm + _base_height(centres, mat_polygon_mm)
         colour_index = np.array([s.colour_index for s in seeds], dtype=np.int64)
@@ -1819,12 +1878,18 @@ def detect_winks(
         )
         free = _free_fits(rims, centres)
         if bias is None:
-            # The frame's radius bias comes from its clearest rims, not
+            # The frame's radius biases come from its clearest rims, not
             # where the pot hides part of one (a short arc measures the
             # radius poorly).
             clearest = _clear_rims(free, rims) & ~rims.pot_hidden.any(axis=1)
-            bias = estimate_radius_bias(free.radius_mm[clearest])
-        return _fit_rims(rims, centres, free, bias), plane_z, bias, rims, outside
+            bias = colour_radius_biases(free.radius_mm[clearest], colour_index[clearest])
+        return (
+            _fit_rims(rims, centres, free, bias[colour_index]),
+            plane_z,
+            bias,
+            rims,
+            outside,
+        )
 
     fits, plane_z, bias, rims, outside = first_pass(
         seeds, None if stats is None else stats[1], first=True
@@ -1914,7 +1979,7 @@ def detect_winks(
         image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference, outside[keep]
     )
     free = _free_fits(rims, centres)
-    seed_fits, fits = fits, _fit_rims(rims, centres, free, bias)
+    seed_fits, fits = fits, _fit_rims(rims, centres, free, bias[colour_index])
     # The rays from the fitted centre may lose a wink the seed's rays found:
     # a crescent under another wink, whose fitted centre lies on the upper
     # wink, sees mostly the upper wink's colour. Such a wink keeps its first fit.
@@ -1938,7 +2003,7 @@ def detect_winks(
     # Two overlapping winks of one colour are one blob: a fit across both
     # is split into the two circles its rim points trace.
     fits = dataclasses.replace(fits, ok=fits.ok | is_blob)
-    rims, fits, parent = _split_merged(rims, fits, centres, bias, camera, plane_z)
+    rims, fits, parent = _split_merged(rims, fits, centres, bias[colour_index], camera, plane_z)
     colour_index, plane_z, keep = colour_index[parent], plane_z[parent], keep[parent]
     if is_blob.any():
         was_split = np.bincount(parent, minlength=len(is_blob)) > 1
@@ -1947,7 +2012,8 @@ def detect_winks(
     # radius from the pot's foot (a little less when it leans on the pot).
     from_pot = np.hypot(fits.circles.centre_mm[:, 0], fits.circles.centre_mm[:, 1])
     under_pot = outside[keep] & (
-        from_pot < POT_BASE_DIAMETER_MM / 2 + fits.circles.radius_mm - bias - POT_LEAN_MM
+        from_pot
+        < POT_BASE_DIAMETER_MM / 2 + fits.circles.radius_mm - bias[colour_index] - POT_LEAN_MM
     )
     fits = dataclasses.replace(fits, ok=fits.ok & ~under_pot)
     if stats is None:
@@ -1957,7 +2023,7 @@ def detect_winks(
             _FRAME_STATS.pop(next(iter(_FRAME_STATS)))
     else:
         colour_stats = stats[2]
-    return _assemble(fits, rims, colour_index, plane_z, camera, bias, colour_stats)
+    return _assemble(fits, rims, colour_index, plane_z, camera, bias[colour_index], colour_stats)
 
 
 #: A seed in wink colour the first fits leave unexplained must be as strong
@@ -2003,7 +2069,7 @@ def _split_merged(
     rims: _Rims,
     fits: _Fits,
     origins_mm: FloatArray,
-    radius_bias_mm: float,
+    radius_bias_mm: FloatArray,
     camera: CameraModel,
     plane_z_mm: FloatArray,
 ) -> tuple[_Rims, _Fits, npt.NDArray[np.intp]]:
@@ -2052,10 +2118,6 @@ def _split_merged(
     pts = rims.points_mm[rows]  # (m, r, 2)
     use = usable[rows]
     weight = use.astype(np.float64)
-    m = len(rows)
-    small_r, large_r = _SMALL_R + radius_bias_mm, _LARGE_R + radius_bias_mm
-    pairs = [(small_r, small_r), (small_r, large_r), (large_r, small_r), (large_r, large_r)]
-    n_pairs = len(pairs)
     # The union's outline is longest along the line through both centres:
     # start each circle at one end of it.
     centroid = (pts * weight[..., None]).sum(axis=1) / np.maximum(weight.sum(axis=1), 1)[:, None]
@@ -2078,8 +2140,12 @@ def _split_merged(
     rows, pts, use, weight = rows[long], pts[long], use[long], weight[long]
     centroid, axis, t_min, t_max = centroid[long], axis[long], t_min[long], t_max[long]
     m = len(rows)
-    ra = np.repeat([a for a, _ in pairs], m)
-    rb = np.repeat([b for _, b in pairs], m)
+    small_r = _SMALL_R + radius_bias_mm[rows]
+    large_r = _LARGE_R + radius_bias_mm[rows]
+    pairs = [(small_r, small_r), (small_r, large_r), (large_r, small_r), (large_r, large_r)]
+    n_pairs = len(pairs)
+    ra = np.concatenate([a for a, _ in pairs])
+    rb = np.concatenate([b for _, b in pairs])
     tile = np.tile(np.arange(m), n_pairs)
     centre_a = centroid[tile] + axis[tile] * (t_min[tile] + ra)[:, None]
     centre_b = centroid[tile] + axis[tile] * (t_max[tile] - rb)[:, None]
@@ -2166,7 +2232,7 @@ def _split_merged(
     pick = best * m + np.arange(m)
     middle = 0.5 * (centre_a[pick] + centre_b[pick])
     other_r = np.where(fits.large[rows], small_r, large_r)
-    single_r = np.concatenate([other_r, np.full(m, small_r), np.full(m, large_r)])
+    single_r = np.concatenate([other_r, small_r, large_r])
     singles = fit_circles(
         np.concatenate([pts] * 3),
         np.concatenate([weight] * 3),
@@ -2212,7 +2278,7 @@ def _split_merged(
             (np.where(inl[flat], res[flat], 0.0) ** 2).sum(axis=1)
             / np.maximum(inl[flat].sum(axis=1), 1)
         )
-        fits.large[where] = radius[flat] > 0.5 * (small_r + large_r)
+        fits.large[where] = radius[flat] > 0.5 * (small_r + large_r)[chosen]
         fits.size_confidence[where] = size_conf[chosen]
     return rims, fits, new_parent
 
@@ -2598,7 +2664,7 @@ def _assemble(
     colour_index: npt.NDArray[np.int64],
     plane_z: FloatArray,
     camera: CameraModel,
-    radius_bias_mm: float,
+    radius_bias_mm: FloatArray,
     colour_stats: dict[int, tuple[float, float]],
 ) -> WinkDetections:
     circles = fits.circles
@@ -2647,7 +2713,7 @@ def _assemble(
         return WinkDetections.empty()
     idx = np.array(sorted(kept))
     centre_mm = circles.centre_mm[idx]
-    radius = circles.radius_mm[idx] - radius_bias_mm
+    radius = circles.radius_mm[idx] - radius_bias_mm[idx]
     arc = circles.arc_fraction[idx]
     plane = plane_z[idx]
     # A wink with a complete rim that overlaps one with a cut rim lies on it.

@@ -33,6 +33,7 @@ from vision.detect import (
     _within_reach,
     build_birds_eye_view,
     clear_caches,
+    colour_radius_biases,
     detect_winks,
     estimate_radius_bias,
 )
@@ -444,6 +445,58 @@ def test_radius_bias_fits_two_sizes(radii: list[float], bias: float) -> None:
     assert estimate_radius_bias(radii) == pytest.approx(bias, abs=0.1)
 
 
+# Colour indices as in vision.colour.COLOURS: blue, green, red, yellow.
+_BLUE, _GREEN, _RED, _YELLOW = range(4)
+
+
+@pytest.mark.parametrize(
+    ("rims", "biases"),
+    [
+        # every colour nominal: one bias for all
+        (
+            [
+                (_BLUE, 8.0),
+                (_BLUE, 11.1),
+                (_GREEN, 7.9),
+                (_GREEN, 8.1),
+                (_RED, 11.0),
+                (_YELLOW, 8.0),
+            ],
+            [0.0, 0.0, 0.0, 0.0],
+        ),
+        # the clear rims of seed 2211 of the generator: green winks on green
+        # felt measure 1.2 mm large, the others about nominal; green's six
+        # rims carry the frame's bias to +1.1, which lost a yellow wink
+        (
+            [
+                (_GREEN, 11.88),
+                (_GREEN, 12.36),
+                (_GREEN, 9.24),
+                (_GREEN, 9.29),
+                (_GREEN, 9.10),
+                (_GREEN, 8.96),
+                (_YELLOW, 10.40),
+                (_RED, 11.00),
+                (_YELLOW, 7.00),
+                (_BLUE, 7.86),
+            ],
+            [-0.15, 1.2, -0.15, -0.15],
+        ),
+        # one colour a little off (0.4 mm): within the frame's own spread, so
+        # it shares the frame's bias (here none)
+        (
+            [(_GREEN, 8.4), (_GREEN, 8.5), (_GREEN, 11.4), (_RED, 8.0), (_RED, 11.0), (_BLUE, 8.0)],
+            [0.0, 0.0, 0.0, 0.0],
+        ),
+    ],
+)
+def test_a_colour_that_measures_apart_keeps_its_own_radius_bias(
+    rims: list[tuple[int, float]], biases: list[float]
+) -> None:
+    index, radii = zip(*rims, strict=True)
+    assert colour_radius_biases(radii, index) == pytest.approx(biases, abs=0.1)
+
+
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 
 
@@ -604,7 +657,7 @@ def test_one_wink_fitted_at_its_top_and_its_foot_is_kept_once(camera_mm, kept: i
         colour_index=np.array([2, 2]),
         plane_z=np.full(2, 0.85),
         camera=_camera_at(camera_mm),
-        radius_bias_mm=0.0,
+        radius_bias_mm=np.zeros(2),
         colour_stats={},
     )
     assert len(found) == kept
