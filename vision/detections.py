@@ -8,6 +8,7 @@ project's own types: no raw OpenCV output.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,4 +146,42 @@ class WinkDetections:
             confidence=np.zeros(0),
             rim_visible_fraction=np.zeros(0),
             centre_sigma_mm=np.zeros(0),
+        )
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[WinkDetections]) -> WinkDetections:
+        """The detections of each part in turn (supervision's ``Detections.merge``).
+
+        An optional array that some parts lack is NaN for their winks; the
+        rim points are kept only when every non-empty part has them.
+        """
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return cls.empty()
+        if len(parts) == 1:
+            return parts[0]
+
+        def optional(values: list[FloatArray | None]) -> FloatArray | None:
+            if all(v is None for v in values):
+                return None
+            filled = [
+                np.full(len(p), np.nan) if v is None else v
+                for p, v in zip(parts, values, strict=True)
+            ]
+            return np.concatenate(filled)
+
+        have_rims = all(p.rim_image_px for p in parts)
+        return cls(
+            image_xy_px=np.vstack([p.image_xy_px for p in parts]),
+            mat_xy_mm=np.vstack([p.mat_xy_mm for p in parts]),
+            z_mm=np.concatenate([p.z_mm for p in parts]),
+            radius_mm=np.concatenate([p.radius_mm for p in parts]),
+            colour=np.concatenate([p.colour for p in parts]),
+            size=np.concatenate([p.size for p in parts]),
+            confidence=np.concatenate([p.confidence for p in parts]),
+            rim_visible_fraction=np.concatenate([p.rim_visible_fraction for p in parts]),
+            centre_sigma_mm=np.concatenate([p.centre_sigma_mm for p in parts]),
+            rim_image_px=tuple(r for p in parts for r in p.rim_image_px) if have_rims else (),
+            rim_occluded_fraction=optional([p.rim_occluded_fraction for p in parts]),
+            size_confidence=optional([p.size_confidence for p in parts]),
         )

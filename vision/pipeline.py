@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from calibration.camera import CameraModel
+from calibration.fit import MAT_CORNERS_MM
 from rules.board import (
     MAT_LENGTH_MM,
     MAT_WIDTH_MM,
@@ -148,10 +149,8 @@ class FrameContext:
 
 
 def _mat_outline_mm(step_mm: float = 20.0) -> FloatArray:
-    hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
-    corners = np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]])
     pts = []
-    for a, b in zip(corners, np.roll(corners, -1, axis=0), strict=True):
+    for a, b in zip(MAT_CORNERS_MM, np.roll(MAT_CORNERS_MM, -1, axis=0), strict=True):
         k = max(1, int(np.hypot(*(b - a)) / step_mm))
         pts.append(a + (np.arange(k)[:, None] / k) * (b - a))
     return np.vstack(pts)
@@ -605,12 +604,11 @@ def analyze_frame(
     t0 = time.perf_counter()
     if detections is None:
         detect = detector or _default_detector()
-        hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
         detections = detect(
             image_bgr,
             camera,
             colour_reference=context.colour_reference,
-            mat_polygon_mm=np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]]),
+            mat_polygon_mm=MAT_CORNERS_MM,
         )
     timings["detect"] = (time.perf_counter() - t0) * 1000.0
     notes: list[str] = []
@@ -839,20 +837,19 @@ class StillCameraAnalyzer:
         from vision.detect import detect_winks
 
         t0 = time.perf_counter()
-        hx, hy = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
         found = WinkDetections.empty()
         for low_mm, high_mm in boxes:
             part = detect_winks(
                 image_bgr,
                 self.context.camera,
                 colour_reference=self.context.colour_reference,
-                mat_polygon_mm=np.array([[-hx, -hy], [hx, -hy], [hx, hy], [-hx, hy]]),
+                mat_polygon_mm=MAT_CORNERS_MM,
                 window_mm=(*(low_mm - WINDOW_PAD_MM), *(high_mm + WINDOW_PAD_MM)),
             )
             inside = (part.mat_xy_mm >= low_mm - MERGE_TOLERANCE_MM) & (
                 part.mat_xy_mm <= high_mm + MERGE_TOLERANCE_MM
             )
-            found = _concat_detections(found, part[np.all(inside, axis=1)])
+            found = WinkDetections.concatenate([found, part[np.all(inside, axis=1)]])
 
         def within(detections: WinkDetections) -> npt.NDArray[np.bool_]:
             xy = detections.mat_xy_mm
@@ -872,13 +869,9 @@ class StillCameraAnalyzer:
                 kept.colour[:, None] == fresh.colour[None, :]
             )
             kept = kept[~again.any(axis=1)]
-            again_fresh = (
-                np.hypot(*(fresh.mat_xy_mm[:, None, :] - fresh.mat_xy_mm[None, :, :]).T).T
-                < 0.5 * np.minimum.outer(fresh.radius_mm, fresh.radius_mm)
-            ) & (fresh.colour[:, None] == fresh.colour[None, :])
-            # Two windows that overlap find a wink twice: keep the first.
-            fresh = fresh[~np.triu(again_fresh, 1).any(axis=0)]
-        merged = _concat_detections(kept, fresh)
+        # No wink is found twice by two windows: boxes whose windows could
+        # overlap were joined (see _change_boxes_mm).
+        merged = WinkDetections.concatenate([kept, fresh])
         for colour in Colour:
             if np.sum(merged.colour == colour) < np.sum(last.detections.colour == colour):
                 return None
@@ -949,36 +942,3 @@ def _watched_small(context: FrameContext) -> npt.NDArray[np.bool_]:
     watch = np.zeros((sh, sw), np.uint8)
     cv2.fillPoly(watch, [np.round(outline_px).astype(np.int32)], 1)
     return watch.astype(bool)
-
-
-def _concat_detections(a: WinkDetections, b: WinkDetections) -> WinkDetections:
-    """The detections of ``a`` then those of ``b``."""
-    if len(a) == 0:
-        return b
-    if len(b) == 0:
-        return a
-
-    def optional(x: FloatArray | None, y: FloatArray | None, n: int, m: int) -> FloatArray | None:
-        if x is None and y is None:
-            return None
-        return np.concatenate(
-            [x if x is not None else np.full(n, np.nan), y if y is not None else np.full(m, np.nan)]
-        )
-
-    rims = a.rim_image_px + b.rim_image_px if a.rim_image_px and b.rim_image_px else ()
-    return WinkDetections(
-        image_xy_px=np.vstack([a.image_xy_px, b.image_xy_px]),
-        mat_xy_mm=np.vstack([a.mat_xy_mm, b.mat_xy_mm]),
-        z_mm=np.concatenate([a.z_mm, b.z_mm]),
-        radius_mm=np.concatenate([a.radius_mm, b.radius_mm]),
-        colour=np.concatenate([a.colour, b.colour]),
-        size=np.concatenate([a.size, b.size]),
-        confidence=np.concatenate([a.confidence, b.confidence]),
-        rim_visible_fraction=np.concatenate([a.rim_visible_fraction, b.rim_visible_fraction]),
-        centre_sigma_mm=np.concatenate([a.centre_sigma_mm, b.centre_sigma_mm]),
-        rim_image_px=rims,
-        rim_occluded_fraction=optional(
-            a.rim_occluded_fraction, b.rim_occluded_fraction, len(a), len(b)
-        ),
-        size_confidence=optional(a.size_confidence, b.size_confidence, len(a), len(b)),
-    )
