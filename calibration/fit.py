@@ -39,6 +39,8 @@ MAT_CORNERS_MM = np.array(
         [-HALF_LENGTH_MM, HALF_WIDTH_MM],
     ]
 )
+# Shared by every module that needs the mat's outline: nobody may change it.
+MAT_CORNERS_MM.setflags(write=False)
 
 #: A typical webcam or phone sees about 70 degrees across; the prior on the focal
 #: length is centred there and is wide (a factor of e^0.5 either way is one sigma).

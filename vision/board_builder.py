@@ -112,7 +112,8 @@ def _fix_counts(
     size_conf = (
         np.zeros(n)
         if detections.size_confidence is None
-        else np.asarray(detections.size_confidence, float)
+        # NaN where a merged part did not measure it: as unsure as can be.
+        else np.nan_to_num(np.asarray(detections.size_confidence, float), nan=0.0)
     )
     for colour in Colour:
         idx = [i for i in range(n) if detections.colour[i] is colour and keep[i]]

@@ -700,12 +700,16 @@ def _find_seeds(
 def _drop_rods(mask: npt.NDArray[np.uint8], px_per_mm: float) -> None:
     """Clear, in place, the blobs of ``mask`` shaped like a pen or a pencil.
 
-    A blob at least :data:`ROD_MIN_LENGTH_MM` long and
+    A blob at least :data:`ROD_MIN_LENGTH_MM` long,
     :data:`ROD_MIN_ELONGATION` times longer than wide (its smallest
-    enclosing rectangle) is neither a wink nor winks of one colour lying
-    together (unless four large or five small touch in a straight line);
-    the ends of a pen otherwise pass for winks' rims. A wink touching such
-    a thing widens the blob, so it is kept.
+    enclosing rectangle) and about as wide all along (see
+    :func:`_even_width`) is a pen's: the ends of a pen otherwise pass for
+    winks' rims. A wink of the pen's colour touching its side bulges out of
+    it, so that blob is kept (and the pen's ends with it). Not told apart
+    from a pen: a wink of its colour at its end, in line, if it widens the
+    blob by less than :data:`ROD_WIDTH_SPREAD` allows; and five or more
+    small winks of one colour touching in a straight line, whose waists do
+    not show at the coarse view's 2 mm pixels.
     """
     # Outlines, not labelled components: a few contours on a sparse mask
     # cost a tenth of a millisecond, labelling the whole view forty times that.
@@ -714,17 +718,46 @@ def _drop_rods(mask: npt.NDArray[np.uint8], px_per_mm: float) -> None:
     reach_px = ROD_MIN_LENGTH_MM * px_per_mm / np.sqrt(2.0)
     rods = []
     for outline in contours:
-        _, _, width, height = cv2.boundingRect(outline)
-        if max(width, height) < reach_px:
+        left_px, top_px, width_px, height_px = cv2.boundingRect(outline)
+        if max(width_px, height_px) < reach_px:
             continue
-        (_, _), (side_a, side_b), _ = cv2.minAreaRect(outline)
+        (_, _), (side_a_px, side_b_px), angle_deg = cv2.minAreaRect(outline)
         # The rectangle runs through pixel centres: a pixel more each way.
-        length_mm = (max(side_a, side_b) + 1.0) / px_per_mm
-        width_mm = (min(side_a, side_b) + 1.0) / px_per_mm
-        if length_mm >= ROD_MIN_LENGTH_MM and length_mm >= ROD_MIN_ELONGATION * width_mm:
+        length_mm = (max(side_a_px, side_b_px) + 1.0) / px_per_mm
+        across_mm = (min(side_a_px, side_b_px) + 1.0) / px_per_mm
+        if length_mm < ROD_MIN_LENGTH_MM or length_mm < ROD_MIN_ELONGATION * across_mm:
+            continue
+        blob = np.zeros((height_px, width_px), np.uint8)
+        cv2.drawContours(blob, [outline], -1, 1, cv2.FILLED, offset=(-left_px, -top_px))
+        rows, cols = np.nonzero(blob)
+        # The long side's direction: minAreaRect's angle is that of side a.
+        theta = np.radians(angle_deg) + (0.0 if side_a_px >= side_b_px else np.pi / 2)
+        along_px = cols * np.cos(theta) + rows * np.sin(theta)
+        if _even_width(along_px, px_per_mm):
             rods.append(outline)
     if rods:
         cv2.drawContours(mask, rods, -1, 0, thickness=cv2.FILLED)
+
+
+def _even_width(along_px: FloatArray, px_per_mm: float) -> bool:
+    """Whether a blob is about as wide all along its length.
+
+    ``along_px`` is each of its pixels' position along its long axis. The
+    blob is cut into :data:`ROD_SLICE_MM` slices across that axis (the
+    rounded or cut ends left out); the pixels in a slice measure its width
+    there. Even: no slice narrower than :data:`ROD_WIDTH_SPREAD` of the
+    median or wider than its inverse.
+    """
+    slice_px = max(1.0, ROD_SLICE_MM * px_per_mm)
+    start = along_px.min()
+    counts = np.bincount(((along_px - start) / slice_px).astype(np.intp))
+    inner = counts[1:-1]
+    if len(inner) < 3:
+        return False
+    typical = float(np.median(inner))
+    return bool(
+        inner.min() >= ROD_WIDTH_SPREAD * typical and inner.max() <= typical / ROD_WIDTH_SPREAD
+    )
 
 
 #: A wink-coloured blob at least this long (mm; three large winks in a row
@@ -732,8 +765,14 @@ def _drop_rods(mask: npt.NDArray[np.uint8], px_per_mm: float) -> None:
 ROD_MIN_LENGTH_MM = 70.0
 #: ... and this many times longer than wide is a pen or a pencil (a pen's
 #: blob, its side and blur included, is about 20 mm wide in an overhead
-#: view; a pen is about 140 mm long).
+#: view; a pen is about 140 mm long) ...
 ROD_MIN_ELONGATION = 4.0
+#: ... when, measured in slices this long (mm) ...
+ROD_SLICE_MM = 6.0
+#: ... no slice is narrower than this share of the median slice, nor wider
+#: than its inverse (the long thin blobs of 11 generated frames that pass:
+#: narrowest 0.76-1.0, widest 1.0-1.33 of their median).
+ROD_WIDTH_SPREAD = 0.7
 
 
 def _within_reach(core: npt.NDArray[np.uint8], reach_px: float) -> npt.NDArray[np.bool_]:
@@ -771,14 +810,20 @@ class _SeedStrength:
     bar_table: float
     noise: tuple[float, float] = (0.0, 0.0)  # the felt's noise it was set from (mat, table)
 
+    def is_strong(self, seeds: list[_Seed]) -> npt.NDArray[np.bool_]:
+        """(n,) whether each seed stands clear of the felt's noise."""
+        return np.array(
+            [
+                self.rel[seed.view_rc]
+                >= (self.bar_mat if self.on_mat[seed.view_rc] else self.bar_table)
+                for seed in seeds
+            ],
+            dtype=bool,
+        ).reshape(-1)
+
     def strong(self, seeds: list[_Seed]) -> list[_Seed]:
         """The seeds that stand clear of the felt's noise."""
-        return [
-            seed
-            for seed in seeds
-            if self.rel[seed.view_rc]
-            >= (self.bar_mat if self.on_mat[seed.view_rc] else self.bar_table)
-        ]
+        return [seed for seed, ok in zip(seeds, self.is_strong(seeds), strict=True) if ok]
 
 
 _INVERSE_BRIGHTNESS: dict[int, tuple[npt.NDArray[np.uint8], npt.NDArray[np.float32]]] = {}
@@ -1581,46 +1626,61 @@ def colour_radius_biases(radii_mm: npt.ArrayLike, colour_index: npt.ArrayLike) -
     (:func:`estimate_radius_bias`) its way, and the other colours' winks
     would then be fitted at the wrong radius and lost. So the colour whose
     own bias differs most from that of the other colours' rims together
-    (each from :data:`COLOUR_BIAS_MIN_RIMS` clear rims or more) keeps its
-    own when they differ by more than :data:`COLOUR_BIAS_SPLIT_MM`, and the
-    rest share theirs. Otherwise, in most frames, every colour has the
-    frame's bias: a few rims of one colour measure it less well than all.
+    (each from :data:`COLOUR_BIAS_MIN_RIMS` plausible rims or more) keeps its
+    own when they differ by more than chance allows
+    (:data:`COLOUR_BIAS_SPLIT_MM`, more for fewer rims), and the rest share
+    theirs. Otherwise, in most frames, every colour has the frame's bias:
+    a few rims of one colour measure it less well than all.
 
     Parameters
     ----------
     radii_mm : (n,) array_like
-        Free-fit radii of winks whose rims were clearly seen.
+        Free-fit radii of winks whose rims were clearly seen, mm.
     colour_index : (n,) array_like of int
         Their colours, as indices into :data:`COLOURS`.
 
     Returns
     -------
     (len(COLOURS),) ndarray of float
+        The radius bias of each colour's winks, mm.
     """
     radii = np.asarray(radii_mm, dtype=np.float64).reshape(-1)
     index = np.asarray(colour_index, dtype=np.int64).reshape(-1)
+    # Only the radii the estimate itself would use count towards the rims
+    # a colour needs (a squidger's arc or a failed fit does not).
+    plausible = np.isfinite(radii) & (radii > 5.0) & (radii < 15.0)
+    radii, index = radii[plausible], index[plausible]
     biases = np.full(len(COLOURS), estimate_radius_bias(radii))
-    best_gap, best = 0.0, None
+    best_excess, best = 0.0, None
     for k in range(len(COLOURS)):
         own, rest = radii[index == k], radii[index != k]
-        if min(len(own), len(rest)) < COLOUR_BIAS_MIN_RIMS:
+        fewest = min(len(own), len(rest))
+        if fewest < COLOUR_BIAS_MIN_RIMS:
             continue
         own_bias, rest_bias = estimate_radius_bias(own), estimate_radius_bias(rest)
-        if abs(own_bias - rest_bias) > best_gap:
-            best_gap, best = abs(own_bias - rest_bias), (k, own_bias, rest_bias)
-    if best is not None and best_gap > COLOUR_BIAS_SPLIT_MM:
+        # A few rims scatter by about half a millimetre each: the margin
+        # shrinks as the rims on the scarcer side grow.
+        allowed = COLOUR_BIAS_SPLIT_MM + COLOUR_BIAS_RIM_NOISE_MM / np.sqrt(fewest)
+        excess = abs(own_bias - rest_bias) - allowed
+        if excess > best_excess:
+            best_excess, best = excess, (k, own_bias, rest_bias)
+    if best is not None:
         k, own_bias, rest_bias = best
         biases[:] = rest_bias
         biases[k] = own_bias
     return biases
 
 
-#: A colour needs this many clear rims in the frame, and so do the others
-#: together, for it to have a radius bias of its own ...
-COLOUR_BIAS_MIN_RIMS = 3
+#: A colour needs this many plausible clear rims in the frame, and so do the
+#: others together, for it to have a radius bias of its own ...
+COLOUR_BIAS_MIN_RIMS = 4
 #: ... which it has when it differs from theirs by more than this, mm (the
-#: frame's bias itself runs from about -0.8 to +0.9 mm).
+#: frame's bias itself runs from about -0.8 to +0.9 mm) ...
 COLOUR_BIAS_SPLIT_MM = 0.75
+#: ... plus this over the square root of the rims on the scarcer side, mm
+#: (one rim's scatter about its size's radius: about 0.45 mm for the
+#: nominal colours of generator seed 2211).
+COLOUR_BIAS_RIM_NOISE_MM = 0.5
 
 
 def _arc_starts(
@@ -1636,6 +1696,9 @@ def _arc_starts(
     one side, each start is moved along the arc's direction until a circle
     of that radius passes through the arc's middle. Other winks start from
     the free fit's centre.
+
+    ``radii_mm`` holds each row's small and large radius, bias included:
+    two (n,) arrays, mm.
     """
     starts = [start, start]
     weight = rims.weight
@@ -1664,7 +1727,21 @@ def _fit_rims(
 ) -> _Fits:
     """Choose the size from the free fit, then fit at the known radius for the centre.
 
-    ``radius_bias_mm`` is each seed's, (n,): that of its colour.
+    Parameters
+    ----------
+    rims : _Rims
+        The rays' rim crossings of ``n`` seeds.
+    seeds_mm : (n, 2) ndarray
+        Where each seed's rays start, mat mm.
+    free : CircleFits
+        The free-radius fits of the same rims.
+    radius_bias_mm : (n,) ndarray
+        Each seed's radius bias, mm: that of its colour (see
+        :func:`colour_radius_biases`).
+
+    Returns
+    -------
+    _Fits
     """
     start = np.where(free.ok[:, None], free.centre_mm, seeds_mm)
     n = len(seeds_mm)
@@ -1675,7 +1752,7 @@ def _fit_rims(
         np.concatenate([rims.points_mm, rims.points_mm]),
         np.concatenate([rims.weight, rims.weight]),
         np.concatenate([start_small, start_large]),
-        radius_mm=np.concatenate([np.full(n, small_r), np.full(n, large_r)]),
+        radius_mm=np.concatenate([small_r, large_r]),
     )
     small, large = both.take(slice(0, n)), both.take(slice(n, 2 * n))
 
@@ -1807,7 +1884,7 @@ def detect_winks(
     window_mm : (4,) sequence of float, optional
         ``(x_min, y_min, x_max, y_max)`` in mat mm: look only there, for a
         still camera whose frame changed only there. The felt model, the
-        felt's noise and the radius bias are then those of the last whole
+        felt's noise and the colours' radius biases are then those of the last whole
         frame of this camera (a window, mostly winks, would misjudge them);
         without a whole frame seen before, the whole frame is searched.
         Winks cut by the window's border may be missed or misfitted: keep
@@ -1947,9 +2024,10 @@ def detect_winks(
     # By the mat's edge, where felt and table blur into wink-like colours,
     # such a seed must stand clear of the felt's noise as a first seed must;
     # elsewhere a faint one may be a wink of the felt's own colour.
+    # (The nominal mat's edge, as for FALLBACK_EDGE_MM.)
     at_edge = _near_mat_edge(np.array([s.mat_xy_mm for s in extra]).reshape(-1, 2), EDGE_SEED_MM)
-    strong = {id(s) for s in strength.strong(extra)}
-    extra = [s for s, edge in zip(extra, at_edge, strict=True) if not edge or id(s) in strong]
+    keep = ~at_edge | strength.is_strong(extra)
+    extra = [s for s, ok in zip(extra, keep, strict=True) if ok]
     # A small wink far under a large one shows only a crescent, too thin for
     # the coarse view; the upper wink's rays cross into its colour.
     extra = _untried(
@@ -2094,6 +2172,9 @@ def _split_merged(
     where their outlines meet is seen on both sides. Elsewhere the fit is
     left as it was: a pair overlapping more deeply, or whose waist other
     winks hide, stays one detection.
+
+    ``radius_bias_mm`` is each row's radius bias, (n,) mm (that of its
+    colour); the pairs' known radii include it.
 
     Returns
     -------

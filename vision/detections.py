@@ -34,7 +34,8 @@ class WinkDetections:
     z_mm : (n,) ndarray
         Estimated height of the top face above the mat, mm.
     radius_mm : (n,) ndarray
-        Fitted radius on the mat, mm.
+        Radius on the mat, mm: :func:`vision.detect.detect_winks` reports
+        the nominal radius of the size class it chose (8 or 11 mm).
     colour : (n,) ndarray of Colour
     size : (n,) ndarray of WinkSize
     confidence : (n,) ndarray
@@ -51,10 +52,12 @@ class WinkDetections:
         *inside* the fitted circle. High for a wink lying under another one,
         near 0 for a wink on top (whose rim is complete) or alone; evidence
         for which wink of an overlapping pair is the upper. ``None`` when
-        the producer did not measure it.
+        the producer did not measure it; NaN for the winks of a part that did
+        not measure it (see :meth:`concatenate`).
     size_confidence : (n,) ndarray or None
         Confidence in [0, 1] of the size class (0: the fitted radius lies
-        half way between 8 and 11 mm). ``None`` when not measured.
+        half way between 8 and 11 mm). ``None`` when not measured; NaN for
+        the winks of a part that did not measure it (see :meth:`concatenate`).
     """
 
     image_xy_px: FloatArray
@@ -152,8 +155,16 @@ class WinkDetections:
     def concatenate(cls, parts: Sequence[WinkDetections]) -> WinkDetections:
         """The detections of each part in turn (supervision's ``Detections.merge``).
 
-        An optional array that some parts lack is NaN for their winks; the
-        rim points are kept only when every non-empty part has them.
+        Parameters
+        ----------
+        parts : sequence of WinkDetections
+
+        Returns
+        -------
+        WinkDetections
+            Every part's winks, in order. An optional array that some parts
+            lack is NaN for their winks (``None`` when all lack it); the rim
+            points are kept only when every non-empty part has them.
         """
         parts = [p for p in parts if len(p)]
         if not parts:

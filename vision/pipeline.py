@@ -837,7 +837,7 @@ class StillCameraAnalyzer:
         from vision.detect import detect_winks
 
         t0 = time.perf_counter()
-        found = WinkDetections.empty()
+        parts = []
         for low_mm, high_mm in boxes:
             part = detect_winks(
                 image_bgr,
@@ -849,7 +849,8 @@ class StillCameraAnalyzer:
             inside = (part.mat_xy_mm >= low_mm - MERGE_TOLERANCE_MM) & (
                 part.mat_xy_mm <= high_mm + MERGE_TOLERANCE_MM
             )
-            found = WinkDetections.concatenate([found, part[np.all(inside, axis=1)]])
+            parts.append(part[np.all(inside, axis=1)])
+        found = WinkDetections.concatenate(parts)
 
         def within(detections: WinkDetections) -> npt.NDArray[np.bool_]:
             xy = detections.mat_xy_mm

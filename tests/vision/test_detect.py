@@ -327,6 +327,23 @@ def test_pen_of_a_wink_colour_on_the_mat_is_not_a_wink_but_a_wink_beside_it_is(
     assert np.hypot(*(found.mat_xy_mm[0] - [beside.x_mm, beside.y_mm])) < 1.0
 
 
+@pytest.mark.parametrize(
+    ("width_mm", "disc"),
+    [
+        # a large blue wink touching a 12 mm blue pen's side
+        (12.0, Disc(-230.0, -100.0 + 6.0 + 11.0, 11.0, WINK_BGR[Colour.BLUE])),
+        # the same beside a 16 mm pen
+        (16.0, Disc(-230.0, -100.0 + 8.0 + 11.0, 11.0, WINK_BGR[Colour.BLUE])),
+    ],
+)
+def test_a_wink_touching_a_pen_of_its_colour_is_still_found(width_mm: float, disc: Disc) -> None:
+    # The wink bulges out of the pen's blob: not a pen's even width.
+    camera = _camera()
+    pen = Pen(-300.0, -100.0, -160.0, -100.0, width_mm, WINK_BGR[Colour.BLUE], top_z_mm=width_mm)
+    found = detect_winks(_render(camera, [disc], seed=4, pens=(pen,)), camera)
+    _match(found, disc)
+
+
 def test_four_small_winks_of_one_colour_touching_in_a_row_are_all_found() -> None:
     # 64 mm long, 16 mm wide: not a pen, however straight the row.
     camera = _camera()
@@ -482,6 +499,19 @@ _BLUE, _GREEN, _RED, _YELLOW = range(4)
             ],
             [-0.15, 1.2, -0.15, -0.15],
         ),
+        # a colour's implausible rims (a squidger's arc, a failed fit) do not
+        # count towards the rims it needs: green has two plausible ones only
+        (
+            [(_GREEN, 8.9), (_GREEN, 11.9), (_GREEN, 16.0), (_GREEN, float("nan"))]
+            + [(_BLUE, 8.9), (_RED, 11.9), (_YELLOW, 8.9), (_BLUE, 11.9), (_RED, 8.9)],
+            [0.9, 0.9, 0.9, 0.9],
+        ),
+        # four green rims 0.9 mm from the rest: within what four rims scatter
+        (
+            [(_GREEN, 8.9), (_GREEN, 8.7), (_GREEN, 11.9), (_GREEN, 9.1)]
+            + [(_BLUE, 8.0), (_RED, 11.0), (_YELLOW, 8.1), (_BLUE, 10.9), (_RED, 7.9)],
+            [0.0, 0.0, 0.0, 0.0],
+        ),
         # one colour a little off (0.4 mm): within the frame's own spread, so
         # it shares the frame's bias (here none)
         (
@@ -576,7 +606,7 @@ def test_wink_whose_colour_runs_on_into_a_same_colour_neighbour_is_kept() -> Non
         pot_hidden=none,
     )
     seeds = centre_mm[None]
-    fits = _fit_rims(rims, seeds, _free_fits(rims, seeds), 0.0)
+    fits = _fit_rims(rims, seeds, _free_fits(rims, seeds), np.zeros(1))
     assert rims.runs_out[0] <= 0.5
     assert fits.circles.arc_fraction[0] < 0.5
     assert fits.ok[0]
@@ -661,6 +691,26 @@ def test_one_wink_fitted_at_its_top_and_its_foot_is_kept_once(camera_mm, kept: i
         colour_stats={},
     )
     assert len(found) == kept
+
+
+def test_each_wink_is_reported_at_its_nominal_radius_less_its_own_colours_bias() -> None:
+    # Two winks far apart: a small one of a colour that measures 0.9 mm large
+    # and a large one of a colour that measures 0.1 mm small. Each row's own
+    # bias comes off its fitted radius.
+    fits, rims = _two_small_red_fits(np.array([[-300.0, 100.0], [300.0, -100.0]]))
+    fits.circles.radius_mm[:] = [8.9, 10.9]
+    fits.large[:] = [False, True]
+    found = _assemble(
+        fits,
+        rims,
+        colour_index=np.array([1, 2]),
+        plane_z=np.full(2, 0.85),
+        camera=_camera_at((0.0, 0.0, 1600.0)),
+        radius_bias_mm=np.array([0.9, -0.1]),
+        colour_stats={},
+    )
+    assert found.radius_mm.tolist() == pytest.approx([8.0, 11.0])
+    assert list(found.size) == [WinkSize.SMALL, WinkSize.LARGE]
 
 
 def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
@@ -1030,11 +1080,11 @@ def generated_frames(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("generated")
     frames = {}
 
-    def frame(seed: int) -> tuple[CameraModel, np.ndarray]:
+    def frame(seed: int) -> tuple[CameraModel, Scene, np.ndarray]:
         if seed not in frames:
             image_path, json_path = write_scene(generate_scene("overhead", seed), out)
-            camera = to_canonical_frame(load_scene(json_path)).camera
-            frames[seed] = (camera, cv2.imread(str(image_path), cv2.IMREAD_COLOR))
+            truth = to_canonical_frame(load_scene(json_path))
+            frames[seed] = (truth.camera, truth, cv2.imread(str(image_path), cv2.IMREAD_COLOR))
         return frames[seed]
 
     return frame
@@ -1054,8 +1104,13 @@ def test_no_wink_is_found_where_the_generator_put_none(
 ) -> None:
     # Places where the detector once reported winks (canonical mat mm): the
     # blur of felt and table at the mat's edge, and a pen's ends.
-    camera, image = generated_frames(seed)
+    camera, truth, image = generated_frames(seed)
+    # The place is empty in this frame (a generator that changed would
+    # show here), and the frame's winks are found.
+    lying = np.array([w.mat_xy_mm for w in truth.winks if w.status is not WinkStatus.POTTED])
+    assert np.hypot(*(lying - np.asarray(where_mm)).T).min() > 15.0
     found = detect_winks(image, camera)
-    assert len(found) > 15  # the frame's winks are found
+    to_found = np.hypot(*(lying[:, None, :] - found.mat_xy_mm[None, :, :]).transpose(2, 0, 1))
+    assert (to_found.min(axis=1) < 5.0).mean() >= 0.8
     dist = np.hypot(*(found.mat_xy_mm - np.asarray(where_mm)).T)
     assert dist.min() > 15.0

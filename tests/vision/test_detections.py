@@ -61,3 +61,16 @@ def test_an_optional_array_one_part_lacks_is_nan_for_its_winks() -> None:
     assert np.isnan(both.size_confidence[2:]).all()
     # Rim points only for some winks would no longer run parallel: dropped.
     assert both.rim_image_px == ()
+
+
+def test_an_optional_array_every_part_lacks_stays_absent() -> None:
+    parts = [
+        replace(_detections(2), size_confidence=None),
+        replace(_detections(1), size_confidence=None),
+    ]
+    assert WinkDetections.concatenate(parts).size_confidence is None
+
+
+def test_one_part_with_winks_comes_back_whole() -> None:
+    only = _detections(3)
+    assert _same(WinkDetections.concatenate([WinkDetections.empty(), only]), only)
