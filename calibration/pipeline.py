@@ -152,25 +152,38 @@ def _quick_fit(
     *,
     fit_distortion: bool,
     rough: bool = False,
+    wide_first: bool = True,
 ) -> tuple[CameraFit, int, float]:
-    """A first fit to the edges alone; how many baselines and how much edge it then finds.
+    """A first fit to the edges; how many baselines and how much edge it then finds.
 
-    With ``rough`` the outline may be off by a few times more than usual (it
-    came from faint edges): the edges are first looked for across profiles
-    that much wider, and fitted once before the usual width.
+    With ``rough`` the outline came from faint edges or from the baselines:
+    the baselines found are fitted with the edges (faint edges under grain
+    give many points on stripes beside the mat; thin lines of strong contrast
+    hold the camera where they are). With ``wide_first`` too, the outline may
+    be off by a few times more than usual: the edges are first looked for
+    across profiles that much wider, and fitted once before the usual width.
     """
     wide = max(8.0, max(camera.image_size_wh) / 150)
-    if rough:
+    if rough and wide_first:
         obs, _ = _edge_observations(image_lab, camera, ROUGH_WIDTH_FACTOR * wide)
         if len(obs) > 300:
             obs = obs.subset(np.arange(len(obs)) % 3 == 0)
+        lines, _ = _baseline_observations(image_lab, camera, ROUGH_WIDTH_FACTOR * wide)
         camera = fit_camera(
-            camera, obs, fit_distortion=False, fit_k2=False, max_nfev=80, rounds=2
+            camera,
+            Observations.concat([obs, lines]),
+            fit_distortion=False,
+            fit_k2=False,
+            max_nfev=80,
+            rounds=2,
         ).camera
     obs, _ = _edge_observations(image_lab, camera, wide)
     if len(obs) > 300:
         # Enough to choose between the hypotheses; the refinement uses them all.
         obs = obs.subset(np.arange(len(obs)) % 3 == 0)
+    if rough:
+        lines, _ = _baseline_observations(image_lab, camera, wide)
+        obs = Observations.concat([obs, lines])
     # A small budget: the wrong hypothesis (long and short sides swapped) would
     # otherwise spend hundreds of evaluations failing to converge.
     fit = fit_camera(
@@ -306,8 +319,10 @@ def fit_from_outline(
     dist_coeffs : (5,) ndarray, optional
         Known lens distortion; estimated from the edges when not given.
     rough : bool
-        The outline may be off by tens of pixels (found from faint edges):
-        look for the edges across wider profiles first.
+        The outline may be off by tens of pixels (found from faint edges or
+        from the baselines): fit the baselines with the edges from the first
+        fit on, and try a first look across wider profiles as well as one
+        from the outline as given.
     """
     h, w = image_lab.shape[:2]
     quick = []
@@ -321,11 +336,24 @@ def fit_from_outline(
     for shift in (0, 1):
         corners = np.roll(ccw, -shift, axis=0)
         camera = initial_camera(corners, (w, h), dist_coeffs)
-        try:
-            quick.append(_quick_fit(image_lab, camera, fit_distortion=fit_distortion, rough=rough))
-        except TooFewPointsError as exc:
-            # The wrong hypothesis may put the edges where there are none.
-            too_few = exc
+        # The wide first look can lock onto grain stripes beside a faint edge
+        # and pull the camera away from an outline that was already close (one
+        # from the baselines): then a look from the outline as given is tried
+        # too, and the score below chooses.
+        for wide_first in (True, False) if rough else (False,):
+            try:
+                found = _quick_fit(
+                    image_lab,
+                    camera,
+                    fit_distortion=fit_distortion,
+                    rough=rough,
+                    wide_first=wide_first,
+                )
+            except TooFewPointsError as exc:
+                # The wrong hypothesis may put the edges where there are none.
+                too_few = exc
+                continue
+            quick.append(found)
     if not quick:
         raise too_few if too_few is not None else TooFewPointsError("no edge points")
 

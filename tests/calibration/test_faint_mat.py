@@ -8,7 +8,8 @@ import pytest
 
 from calibration.fit import MAT_CORNERS_MM
 from calibration.mat import _baseline_evidence
-from tests.calibration.synthetic import look_at_camera, render_mat
+from calibration.pipeline import fit_from_outline, image_lab_float
+from tests.calibration.synthetic import look_at_camera, mat_grid_mm, render_mat
 
 SIZE_WH = (640, 360)
 
@@ -58,3 +59,38 @@ def test_an_outline_that_is_not_the_mats_ranks_well_below_it(
     truth, _, light = beige_on_wood
     own = _baseline_evidence(_outline(truth), light)
     assert _baseline_evidence(_outline(truth, scale_long, scale_short), light) < own - 1.0
+
+
+@pytest.fixture(scope="module")
+def beige_on_strong_grain():
+    # The grain's stripes run along the mat's long edges, a few of their own
+    # widths apart and stronger than the felt/table step.
+    size_wh = (960, 540)
+    truth = look_at_camera(size_wh, (60.0, -250.0, 1700.0), k1=-0.05)
+    image = render_mat(
+        truth,
+        felt_bgr=(150, 170, 180),
+        table_bgr=(140, 160, 172),
+        line_bgr=(60, 60, 62),
+        table_grain=0.1,
+        blue_corner_mm=None,
+        seed=2,
+    )
+    return truth, image_lab_float(image)
+
+
+def test_a_rough_fit_is_held_by_the_baselines_against_grain_beside_faint_edges(
+    beige_on_strong_grain,
+) -> None:
+    # The wide first look at faint edges finds grain stripes beside them; fitted
+    # to those alone, the camera left the mat (no edge points were left at all).
+    truth, image_lab = beige_on_strong_grain
+    # An outline a few pixels off, as the baseline search gives.
+    rng = np.random.default_rng(1)
+    outline = truth.mat_to_image(MAT_CORNERS_MM)[::-1] + rng.normal(0.0, 4.0, (4, 2))
+    result = fit_from_outline(image_lab, outline, rough=True)
+    grid = mat_grid_mm(13, 7)
+    fitted_px = result.fit.camera.mat_to_image(grid)
+    miss_px = np.linalg.norm(fitted_px - truth.mat_to_image(grid), axis=1)
+    assert miss_px.max() < 1.5
+    assert all(b.found for b in result.baselines)
