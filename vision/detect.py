@@ -1353,6 +1353,63 @@ def _unlike_own_colour(
     return kept
 
 
+def _blur_of_found(
+    new: list[_Seed],
+    fits: _Fits,
+    seeds: list[_Seed],
+    wink_colour: FloatArray,
+    view_bgr: npt.NDArray[np.uint8],
+    reference: ColourReference,
+) -> npt.NDArray[np.bool_]:
+    """(len(new),) whether each new seed is the blur round a found wink of another colour.
+
+    Such a seed lies within :data:`BLUR_REACH_MM` of the found wink's rim,
+    and its colour lies nearer the line from the felt to that wink's colour
+    (a mix of the two) than the line from the felt to its own colour's
+    prototype, and within :data:`OWN_SHADE_DISTANCE` of it. A wink of the
+    seed's colour there, as bright as a wink, lies on its own line.
+
+    Parameters
+    ----------
+    new : list of _Seed
+        Seeds from wink colour the fits left unexplained.
+    fits : _Fits
+        The fits so far, one row per seed of ``seeds``.
+    seeds : list of _Seed
+    wink_colour : (len(seeds), 3) ndarray
+        Each fitted wink's colour, felt-brightness units.
+    view_bgr : (h, w, 3) ndarray of uint8
+        The coarse view the seeds were found in.
+    reference : ColourReference
+    """
+    blur = np.zeros(len(new), dtype=bool)
+    found = np.flatnonzero(fits.ok)
+    if len(new) == 0 or len(found) == 0:
+        return blur
+    centres_mm = fits.circles.centre_mm[found]
+    rims_mm = fits.circles.radius_mm[found]
+    found_colour = np.array([seeds[i].colour_index for i in found])
+    prototypes = reference.prototypes
+    for k, seed in enumerate(new):
+        gap_mm = np.hypot(*(centres_mm - seed.mat_xy_mm).T) - rims_mm
+        near = np.flatnonzero((gap_mm < BLUR_REACH_MM) & (found_colour != seed.colour_index))
+        if len(near) == 0:
+            continue
+        felt_bgr = seed.background_bgr
+        felt = reference.normalise(felt_bgr, felt_bgr)
+        colour = reference.normalise(view_bgr[seed.view_rc], felt_bgr) - felt
+        own_d = float(_off_line(colour[None], (prototypes[seed.colour_index] - felt)[None])[0])
+        other_d = _off_line(
+            np.repeat(colour[None], len(near), axis=0), wink_colour[found[near]] - felt
+        )
+        blur[k] = bool(np.any((other_d < own_d) & (other_d < OWN_SHADE_DISTANCE)))
+    return blur
+
+
+#: A seed this far outside a found wink's rim, or nearer, may be its blur, mm.
+BLUR_REACH_MM = 6.0
+
+
 def _near_mat_edge(points_mm: FloatArray, within_mm: float) -> npt.NDArray[np.bool_]:
     """(n,) whether each point lies within ``within_mm`` of the (nominal) mat's edge."""
     edge_mm = np.minimum(
@@ -2027,6 +2084,10 @@ def detect_winks(
     # (The nominal mat's edge, as for FALLBACK_EDGE_MM.)
     at_edge = _near_mat_edge(np.array([s.mat_xy_mm for s in extra]).reshape(-1, 2), EDGE_SEED_MM)
     keep = ~at_edge | strength.is_strong(extra)
+    # Round a wink on felt of another hue, the blur mixes the two into a
+    # third (a red wink on green felt has a yellow fringe): not a wink.
+    wink_colour = np.concatenate([r.wink_colour for r in seed_rims])
+    keep &= ~_blur_of_found(extra, fits, seeds, wink_colour, view_bgr, reference)
     extra = [s for s, ok in zip(extra, keep, strict=True) if ok]
     # A small wink far under a large one shows only a crescent, too thin for
     # the coarse view; the upper wink's rays cross into its colour.

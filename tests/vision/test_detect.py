@@ -1080,12 +1080,13 @@ def generated_frames(tmp_path_factory: pytest.TempPathFactory):
     out = tmp_path_factory.mktemp("generated")
     frames = {}
 
-    def frame(seed: int) -> tuple[CameraModel, Scene, np.ndarray]:
-        if seed not in frames:
-            image_path, json_path = write_scene(generate_scene("overhead", seed), out)
+    def frame(seed: int, profile: str = "overhead") -> tuple[CameraModel, Scene, np.ndarray]:
+        if (profile, seed) not in frames:
+            image_path, json_path = write_scene(generate_scene(profile, seed), out)
             truth = to_canonical_frame(load_scene(json_path))
-            frames[seed] = (truth.camera, truth, cv2.imread(str(image_path), cv2.IMREAD_COLOR))
-        return frames[seed]
+            image = cv2.imread(str(image_path), cv2.IMREAD_COLOR)
+            frames[profile, seed] = (truth.camera, truth, image)
+        return frames[profile, seed]
 
     return frame
 
@@ -1114,3 +1115,14 @@ def test_no_wink_is_found_where_the_generator_put_none(
     assert (to_found.min(axis=1) < 5.0).mean() >= 0.8
     dist = np.hypot(*(found.mat_xy_mm - np.asarray(where_mm)).T)
     assert dist.min() > 15.0
+
+
+def test_the_blur_round_a_red_wink_on_green_felt_is_not_a_yellow_wink(generated_frames) -> None:
+    # Oblique seed 401: a small red wink alone on dark green felt. Red and
+    # green blur into yellow round it, which was fitted as two yellow winks.
+    camera, truth, image = generated_frames(401, "oblique")
+    red = truth.by_id["red-S3"]
+    assert red.status is WinkStatus.FREE
+    found = detect_winks(image, camera)
+    near = np.hypot(*(found.mat_xy_mm - np.asarray(red.mat_xy_mm)).T) < 12.0
+    assert [c.value for c in found.colour[near]] == ["red"]
