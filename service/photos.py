@@ -77,3 +77,27 @@ def _is_black_and_white(image_bgr: npt.NDArray[np.uint8]) -> bool:
 
 # JPEG chroma rounding leaves grey pixels up to a few levels apart.
 _GREY_CHANNEL_SPREAD = 3
+
+
+#: A calibration from the photo uncertain by more than this (one sigma over the
+#: mat, mm) is said so with the board: the referee's targets are 1 mm for an
+#: overhead camera and 2 mm for an oblique one.
+UNSURE_CALIBRATION_MM = 2.0
+
+
+def calibration_notes(calibration: object) -> tuple[str, ...]:
+    """What the user should know about a calibration made from the photo itself.
+
+    A fit to faint mat edges (a pale felt on a pale table) can be several mm
+    out where its stated uncertainty is large; the board is still read, but
+    statuses at the baselines and the mat's edge may then be wrong.
+    """
+    sigma_mm = getattr(calibration, "mapping_sigma_mm", None)
+    if sigma_mm is None or not np.isfinite(sigma_mm) or sigma_mm <= UNSURE_CALIBRATION_MM:
+        return ()
+    return (
+        f"the calibration from this photo is uncertain by up to {sigma_mm:.1f} mm (one sigma; "
+        "the mat's edges are faint against the table): winks near the baselines and the "
+        "mat's edge may be misjudged; check them by eye, or calibrate from the mat's corners "
+        "given by hand (winkref calibrate PHOTO --corners ...)",
+    )

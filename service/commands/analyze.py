@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from calibration import calibrate as calibrate_from_photo
 from calibration.camera import CameraModel
 from rules.board import Colour, WinkStatus
 from service.outputs import check_output_path, write_image_atomic
-from service.photos import load_photo, naming_photo
+from service.photos import calibration_notes, load_photo, naming_photo
 from vision.annotate import annotate_frame
 from vision.pipeline import FrameAnalysis, analyze_frame, prepare_context
 
@@ -206,6 +207,8 @@ def run(
     context = prepare_context(calibration, corners_mm=corners)
     with naming_photo(image_path):
         analysis = analyze_frame(image, context)
+    if calibration_path is None:
+        analysis = replace(analysis, notes=calibration_notes(calibration) + analysis.notes)
     if annotate_path is not None:
         drawn = annotate_frame(
             image,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ from rules.ruleset import get_ruleset
 from rules.rulings import Ruling, apply_rulings, parse_apart, parse_squops, parse_status
 from rules.scoring import EndedBy, GameFormat, GameScore, ascii_notation, format_points
 from service.outputs import check_output_path, write_image_atomic
-from service.photos import load_photo, naming_photo
+from service.photos import calibration_notes, load_photo, naming_photo
 
 
 class BadFormatError(ValueError):
@@ -447,6 +447,8 @@ def run(
 
     with naming_photo(photo):
         analysis = analyze_frame(image, calibration)
+    unsure_calibration = calibration_notes(calibration)
+    analysis = replace(analysis, notes=unsure_calibration + analysis.notes)
     board = analysis.board
     if len(analysis.detections) == 0:
         raise NoWinksOnMatError(
@@ -481,4 +483,6 @@ def run(
             "\nonce the umpire has ruled, count again with the rulings: --squop UPPER,LOWER, "
             "--no-squop A,B, --status ID=STATUS (free, potted, off, unplayed)"
         )
+    for note in unsure_calibration:
+        text += "\nnote: " + note
     return text

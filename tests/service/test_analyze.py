@@ -75,3 +75,30 @@ def test_without_calibration_file_it_calibrates_from_the_photo() -> None:
     board = Board.from_json_dict(json.loads(result.output))
     # Calibrated, detected and assembled: most winks found (the rest inferred or noted).
     assert 12 <= len(board.winks) <= 24
+
+
+@pytest.mark.parametrize(
+    ("sigma_mm", "noted"),
+    [
+        (0.6, False),  # a clear mat: nothing to say
+        (2.9, True),  # faint edges: the user is told, and how to do better
+    ],
+)
+def test_an_uncertain_calibration_from_the_photo_is_said_with_the_board(
+    sigma_mm: float, noted: bool
+) -> None:
+    from dataclasses import replace
+
+    from calibration import calibrate
+    from service.commands.analyze import run
+
+    image, _ = _sample("overhead_00101")
+
+    def calibrated_as_if_faint(photo):  # type: ignore[no-untyped-def]
+        return replace(calibrate(photo), mapping_sigma_mm=sigma_mm)
+
+    data = json.loads(run(image, json_output=True, calibrate=calibrated_as_if_faint))
+    said = [n for n in data["notes"] if "calibration from this photo is uncertain" in n]
+    assert bool(said) is noted
+    if noted:
+        assert f"{sigma_mm:.1f} mm" in said[0] and "--corners" in said[0]

@@ -319,3 +319,19 @@ def test_a_wink_read_potted_can_be_ruled_free_and_on_top_of_another_from_the_com
     assert board.wink("yellow-S4").status is WinkStatus.FREE
     assert "red-S1" in board.wink("yellow-S4").squops
     assert board.wink("red-S1").status is WinkStatus.SQUOPPED
+
+
+def test_an_uncertain_calibration_from_the_photo_is_said_with_the_count() -> None:
+    # A fit to faint mat edges may be mm out: the desk is told, in words.
+    from dataclasses import replace
+
+    from calibration import calibrate
+    from service.commands.count import run
+
+    photo = Path(__file__).parents[2] / "sample_images" / "overhead_00104.jpg"
+
+    def calibrated_as_if_faint(image):  # type: ignore[no-untyped-def]
+        return replace(calibrate(image), mapping_sigma_mm=3.4)
+
+    text = run(photo, calibrate=calibrated_as_if_faint)
+    assert "note: the calibration from this photo is uncertain by up to 3.4 mm" in text
