@@ -126,6 +126,10 @@ def review(
 @app.command()
 def count(
     photo: Annotated[Path, typer.Argument(help="A photo of the whole mat at the end of time.")],
+    calibration: Annotated[
+        Path | None,
+        typer.Option("--calibration", help="Calibration JSON; default: calibrate from PHOTO."),
+    ] = None,
     ruleset: Annotated[str, typer.Option("--ruleset", help="Rules to score by.")] = "etwa-2012",
     game_format: Annotated[
         str, typer.Option("--format", help="pairs, singles or three.")
@@ -154,6 +158,7 @@ def count(
         _emit(
             cmd.run(
                 photo,
+                calibration_path=calibration,
                 ruleset=ruleset,
                 game_format=game_format,
                 json_output=json_output,

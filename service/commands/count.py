@@ -415,6 +415,7 @@ def _settled_reviews(reviews: Sequence[str], rulings: Sequence[Ruling]) -> list[
 def run(
     photo: Path,
     *,
+    calibration_path: Path | None = None,
     ruleset: str = "etwa-2012",
     game_format: str = "pairs",
     json_output: bool = False,
@@ -428,26 +429,36 @@ def run(
 
     ``squops`` (``"UPPER,LOWER"``), ``apart`` (``"A,B"``) and ``statuses``
     (``"ID=STATUS"``) are the umpire's rulings on winks the referee was unsure
-    of (see :mod:`rules.rulings`); the count follows them.
+    of (see :mod:`rules.rulings`); the count follows them. ``calibration_path``
+    names a calibration file (from ``winkref calibrate``, e.g. with the
+    corners given by hand) to use instead of calibrating from the photo.
     """
     # Check the cheap options first, so a typo fails before any image work.
     get_ruleset(ruleset)
     parse_format(game_format)
     rulings = parse_rulings(squops, apart, statuses)
     if annotate_path is not None:
-        check_output_path(annotate_path, option="--annotate", inputs=[photo], image=True)
+        inputs = [photo, *filter(None, [calibration_path])]
+        check_output_path(annotate_path, option="--annotate", inputs=inputs, image=True)
     image = load_photo(photo)
-    calibrate = calibrate or calibrate_from_photo
-    with naming_photo(photo):
-        calibration = calibrate(image)
-    corners = getattr(calibration, "corners_image_xy_px", None)
-    if corners is not None:
-        check_single_mat(image, corners)
-    from vision.pipeline import analyze_frame
+    from vision.pipeline import analyze_frame, prepare_context
 
+    if calibration_path is not None:
+        from service.commands.analyze import load_calibration
+
+        calibration, corners_mm = load_calibration(calibration_path)
+        unsure_calibration: tuple[str, ...] = ()
+    else:
+        calibrate = calibrate or calibrate_from_photo
+        with naming_photo(photo):
+            calibration = calibrate(image)
+        corners_mm = None
+        unsure_calibration = calibration_notes(calibration)
+    corners_px = getattr(calibration, "corners_image_xy_px", None)
+    if corners_px is not None:
+        check_single_mat(image, corners_px)
     with naming_photo(photo):
-        analysis = analyze_frame(image, calibration)
-    unsure_calibration = calibration_notes(calibration)
+        analysis = analyze_frame(image, prepare_context(calibration, corners_mm=corners_mm))
     analysis = replace(analysis, notes=unsure_calibration + analysis.notes)
     board = analysis.board
     if len(analysis.detections) == 0:

@@ -6,6 +6,7 @@ the count is checked on boards with known answers, and the command's errors.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -335,3 +336,19 @@ def test_an_uncertain_calibration_from_the_photo_is_said_with_the_count() -> Non
 
     text = run(photo, calibrate=calibrated_as_if_faint)
     assert "note: the calibration from this photo is uncertain by up to 3.4 mm" in text
+
+
+def test_count_takes_a_calibration_file_instead_of_calibrating_from_the_photo(
+    tmp_path: Path,
+) -> None:
+    # A desk whose pale mat calibrates poorly from the photo gives a calibration
+    # made by hand; here the sample's ground-truth camera stands in for it.
+    samples = Path(__file__).parents[2] / "sample_images"
+    photo, truth = samples / "overhead_00104.jpg", samples / "overhead_00104.json"
+    result = runner.invoke(app, ["count", str(photo), "--calibration", str(truth), "--json"])
+    assert result.exit_code == 0, result.output
+    assert set(json.loads(result.output)["tiddlies"]) == {"blue", "green", "red", "yellow"}
+    missing = runner.invoke(app, ["count", str(photo), "--calibration", str(tmp_path / "no.json")])
+    assert missing.exit_code == 2
+    assert "does not exist" in missing.output
+    assert "Traceback" not in missing.output
