@@ -85,19 +85,22 @@ _GREY_CHANNEL_SPREAD = 3
 UNSURE_CALIBRATION_MM = 2.0
 
 
-def calibration_notes(calibration: object) -> tuple[str, ...]:
-    """What the user should know about a calibration made from the photo itself.
+def calibration_notes(calibration: object, source: str = "this photo") -> tuple[str, ...]:
+    """What the user should know about a calibration's uncertainty.
 
-    A fit to faint mat edges (a pale felt on a pale table) can be several mm
-    out where its stated uncertainty is large; the board is still read, but
-    statuses at the baselines and the mat's edge may then be wrong.
+    A fit to faint mat edges (a pale felt on a pale table), or to a small or
+    distant view, can be several mm out where its stated uncertainty is
+    large; the board is still read, but statuses at the baselines and the
+    mat's edge may then be wrong. ``source`` names where the calibration
+    came from (the photo, or a calibration file).
     """
     sigma_mm = getattr(calibration, "mapping_sigma_mm", None)
     if sigma_mm is None or not np.isfinite(sigma_mm) or sigma_mm <= UNSURE_CALIBRATION_MM:
         return ()
     return (
-        f"the calibration from this photo is uncertain by up to {sigma_mm:.1f} mm (one sigma; "
-        "the mat's edges are faint against the table): winks near the baselines and the "
-        "mat's edge may be misjudged; check them by eye, or calibrate from the mat's corners "
-        "given by hand (winkref calibrate PHOTO --corners ...)",
+        f"the calibration from {source} may be about {sigma_mm:.1f} mm out somewhere on the "
+        "mat, or more (its one-sigma estimate; e.g. the mat's edges are faint against the "
+        "table): winks near the baselines and the mat's edge may be misjudged; check them by "
+        "eye, or make a calibration from the mat's corners given by hand (winkref calibrate "
+        "PHOTO --corners ... -o calib.json) and pass it with --calibration calib.json",
     )

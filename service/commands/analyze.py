@@ -207,8 +207,8 @@ def run(
     context = prepare_context(calibration, corners_mm=corners)
     with naming_photo(image_path):
         analysis = analyze_frame(image, context)
-    if calibration_path is None:
-        analysis = replace(analysis, notes=calibration_notes(calibration) + analysis.notes)
+    source = "this photo" if calibration_path is None else f"file {str(calibration_path)!r}"
+    analysis = replace(analysis, notes=calibration_notes(calibration, source) + analysis.notes)
     if annotate_path is not None:
         drawn = annotate_frame(
             image,

@@ -444,10 +444,20 @@ def run(
     from vision.pipeline import analyze_frame, prepare_context
 
     if calibration_path is not None:
-        from service.commands.analyze import load_calibration
+        from service.commands.analyze import CalibrationFileError, load_calibration
 
         calibration, corners_mm = load_calibration(calibration_path)
-        unsure_calibration: tuple[str, ...] = ()
+        camera = getattr(calibration, "camera", calibration)
+        made_for = tuple(getattr(camera, "image_size_wh", ()))
+        photo_wh = (image.shape[1], image.shape[0])
+        if made_for and made_for != photo_wh:
+            raise CalibrationFileError(
+                f"calibration file {str(calibration_path)!r} was made for a "
+                f"{made_for[0]}x{made_for[1]} photo, and {str(photo)!r} is "
+                f"{photo_wh[0]}x{photo_wh[1]}: calibrate this camera at this size "
+                "(winkref calibrate PHOTO -o calib.json)"
+            )
+        unsure_calibration = calibration_notes(calibration, f"file {str(calibration_path)!r}")
     else:
         calibrate = calibrate or calibrate_from_photo
         with naming_photo(photo):
@@ -478,6 +488,9 @@ def run(
         summary = summary_lines(tiddly_counts, score, bounds)
         if ruled:
             summary.append("umpire ruled: " + "; ".join(ruled))
+        if unsure_calibration:
+            sigma_mm = getattr(calibration, "mapping_sigma_mm", float("nan"))
+            summary.append(f"calibration uncertain: about {sigma_mm:.1f} mm or more")
         write_image_atomic(
             annotate_path, annotate(image, analysis, summary, board), option="--annotate"
         )

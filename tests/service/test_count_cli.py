@@ -335,7 +335,7 @@ def test_an_uncertain_calibration_from_the_photo_is_said_with_the_count() -> Non
         return replace(calibrate(image), mapping_sigma_mm=3.4)
 
     text = run(photo, calibrate=calibrated_as_if_faint)
-    assert "note: the calibration from this photo is uncertain by up to 3.4 mm" in text
+    assert "note: the calibration from this photo may be about 3.4 mm out" in text
 
 
 def test_count_takes_a_calibration_file_instead_of_calibrating_from_the_photo(
@@ -348,6 +348,24 @@ def test_count_takes_a_calibration_file_instead_of_calibrating_from_the_photo(
     result = runner.invoke(app, ["count", str(photo), "--calibration", str(truth), "--json"])
     assert result.exit_code == 0, result.output
     assert set(json.loads(result.output)["tiddlies"]) == {"blue", "green", "red", "yellow"}
+
+    # The file is what is used: calibrating from the photo is not tried.
+    def not_to_be_called(image):  # type: ignore[no-untyped-def]
+        raise AssertionError("calibrated from the photo although a file was given")
+
+    from service.commands.count import run
+
+    text = run(photo, calibration_path=truth, calibrate=not_to_be_called)
+    assert "tiddlies" in text.lower()
+    # A calibration made for another photo size is refused in words naming the file.
+    other = json.loads(truth.read_text())
+    other["camera"]["width"], other["camera"]["height"] = 2560, 1440
+    other_path = tmp_path / "for_a_bigger_photo.json"
+    other_path.write_text(json.dumps(other))
+    wrong = runner.invoke(app, ["count", str(photo), "--calibration", str(other_path)])
+    assert wrong.exit_code == 2
+    assert "for_a_bigger_photo.json" in wrong.output and "2560x1440" in wrong.output
+    assert "Traceback" not in wrong.output
     missing = runner.invoke(app, ["count", str(photo), "--calibration", str(tmp_path / "no.json")])
     assert missing.exit_code == 2
     assert "does not exist" in missing.output
