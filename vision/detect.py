@@ -700,23 +700,25 @@ def _find_seeds(
 def _drop_rods(mask: npt.NDArray[np.uint8], px_per_mm: float) -> None:
     """Clear, in place, the blobs of ``mask`` shaped like a pen or a pencil.
 
-    A blob at least :data:`ROD_MIN_LENGTH_MM` long,
+    A blob at least :data:`ROD_MIN_LENGTH_MM` long and
     :data:`ROD_MIN_ELONGATION` times longer than wide (its smallest
-    enclosing rectangle) and about as wide all along (see
-    :func:`_even_width`) is a pen's: the ends of a pen otherwise pass for
-    winks' rims. A wink of the pen's colour touching its side bulges out of
-    it, so that blob is kept (and the pen's ends with it). Not told apart
-    from a pen: a wink of its colour at its end, in line, if it widens the
-    blob by less than :data:`ROD_WIDTH_SPREAD` allows; and five or more
-    small winks of one colour touching in a straight line, whose waists do
-    not show at the coarse view's 2 mm pixels.
+    enclosing rectangle) is cut into :data:`ROD_SLICE_MM` slices across its
+    length (see :func:`_slice_widths`). About as wide all along, it is a
+    pen's and goes: the ends of a pen otherwise pass for winks' rims. Where
+    a slice bulges out of it (a wink of the pen's colour touching its
+    side), the blob goes but for :data:`ROD_BULGE_KEEP_MM` round each
+    bulge. Not told apart from a pen: a wink of its colour at its end, in
+    line, if it widens the blob by less than :data:`ROD_WIDTH_SPREAD`
+    allows; and five or more small winks of one colour touching in a
+    straight line, whose waists do not show at the coarse view's 2 mm
+    pixels. A blob whose width changes otherwise (narrowing) is kept.
     """
     # Outlines, not labelled components: a few contours on a sparse mask
     # cost a tenth of a millisecond, labelling the whole view forty times that.
     contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     # A rod at any angle spans at least its length over sqrt(2) along x or y.
     reach_px = ROD_MIN_LENGTH_MM * px_per_mm / np.sqrt(2.0)
-    rods = []
+    keep_px = ROD_BULGE_KEEP_MM * px_per_mm
     for outline in contours:
         left_px, top_px, width_px, height_px = cv2.boundingRect(outline)
         if max(width_px, height_px) < reach_px:
@@ -733,31 +735,43 @@ def _drop_rods(mask: npt.NDArray[np.uint8], px_per_mm: float) -> None:
         # The long side's direction: minAreaRect's angle is that of side a.
         theta = np.radians(angle_deg) + (0.0 if side_a_px >= side_b_px else np.pi / 2)
         along_px = cols * np.cos(theta) + rows * np.sin(theta)
-        if _even_width(along_px, px_per_mm):
-            rods.append(outline)
-    if rods:
-        cv2.drawContours(mask, rods, -1, 0, thickness=cv2.FILLED)
+        slices = _slice_widths(along_px, px_per_mm)
+        if slices is None:
+            continue
+        index, counts = slices
+        typical = float(np.median(counts))
+        if counts.min() < ROD_WIDTH_SPREAD * typical:
+            continue  # narrows: winks in a row, or not a straight thing at all
+        bulge = np.flatnonzero(counts > typical / ROD_WIDTH_SPREAD)
+        clear = np.ones(len(rows), dtype=bool)
+        for b in bulge:
+            in_bulge = index == b
+            centre_rc = (rows[in_bulge].mean(), cols[in_bulge].mean())
+            clear &= np.hypot(rows - centre_rc[0], cols - centre_rc[1]) > keep_px
+        mask[rows[clear] + top_px, cols[clear] + left_px] = 0
 
 
-def _even_width(along_px: FloatArray, px_per_mm: float) -> bool:
-    """Whether a blob is about as wide all along its length.
+def _slice_widths(
+    along_px: FloatArray, px_per_mm: float
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None:
+    """Each pixel's slice across a long blob, and the pixels in each slice.
 
-    ``along_px`` is each of its pixels' position along its long axis. The
-    blob is cut into :data:`ROD_SLICE_MM` slices across that axis (the
-    rounded or cut ends left out); the pixels in a slice measure its width
-    there. Even: no slice narrower than :data:`ROD_WIDTH_SPREAD` of the
-    median or wider than its inverse.
+    ``along_px`` is each pixel's position along the blob's long axis. The
+    blob is cut into :data:`ROD_SLICE_MM` slices, the first and last slice's
+    length left out at either end (a rounded or cut end is narrower); the
+    pixels in a slice measure the blob's width there. Pixels at the ends get
+    slice -1. None when fewer than three slices remain.
     """
     slice_px = max(1.0, ROD_SLICE_MM * px_per_mm)
-    start = along_px.min()
-    counts = np.bincount(((along_px - start) / slice_px).astype(np.intp))
-    inner = counts[1:-1]
-    if len(inner) < 3:
-        return False
-    typical = float(np.median(inner))
-    return bool(
-        inner.min() >= ROD_WIDTH_SPREAD * typical and inner.max() <= typical / ROD_WIDTH_SPREAD
-    )
+    offset_px = along_px - along_px.min()
+    span_px = float(offset_px.max())
+    n_slices = int((span_px - 2 * slice_px) // slice_px)
+    if n_slices < 3:
+        return None
+    index = np.floor((offset_px - slice_px) / slice_px).astype(np.intp)
+    index[(index < 0) | (index >= n_slices)] = -1
+    counts = np.bincount(index[index >= 0], minlength=n_slices)
+    return index, counts
 
 
 #: A wink-coloured blob at least this long (mm; three large winks in a row
@@ -773,6 +787,9 @@ ROD_SLICE_MM = 6.0
 #: than its inverse (the long thin blobs of 11 generated frames that pass:
 #: narrowest 0.76-1.0, widest 1.0-1.33 of their median).
 ROD_WIDTH_SPREAD = 0.7
+#: Round a slice that bulges out of a pen (a wink touching it), this much of
+#: the blob is kept, mm: a large wink's diameter.
+ROD_BULGE_KEEP_MM = 22.0
 
 
 def _within_reach(core: npt.NDArray[np.uint8], reach_px: float) -> npt.NDArray[np.bool_]:
@@ -1365,9 +1382,10 @@ def _blur_of_found(
 
     Such a seed lies within :data:`BLUR_REACH_MM` of the found wink's rim,
     and its colour lies nearer the line from the felt to that wink's colour
-    (a mix of the two) than the line from the felt to its own colour's
-    prototype, and within :data:`OWN_SHADE_DISTANCE` of it. A wink of the
-    seed's colour there, as bright as a wink, lies on its own line.
+    (a mix of the two) than the line from the felt to its own colour (as
+    the frame's found winks of that colour show it, else its prototype),
+    and within :data:`OWN_SHADE_DISTANCE` of it. A wink of the seed's colour
+    there, as bright as a wink, lies on its own line.
 
     Parameters
     ----------
@@ -1389,7 +1407,13 @@ def _blur_of_found(
     centres_mm = fits.circles.centre_mm[found]
     rims_mm = fits.circles.radius_mm[found]
     found_colour = np.array([seeds[i].colour_index for i in found])
-    prototypes = reference.prototypes
+    # Each colour as this frame shows it (the found winks of that colour),
+    # so that the seed's own line is measured as the other wink's is.
+    own_colour = np.array(reference.prototypes, dtype=np.float64)
+    for c in range(len(own_colour)):
+        of_c = found[found_colour == c]
+        if len(of_c):
+            own_colour[c] = np.median(wink_colour[of_c], axis=0)
     for k, seed in enumerate(new):
         gap_mm = np.hypot(*(centres_mm - seed.mat_xy_mm).T) - rims_mm
         near = np.flatnonzero((gap_mm < BLUR_REACH_MM) & (found_colour != seed.colour_index))
@@ -1398,7 +1422,7 @@ def _blur_of_found(
         felt_bgr = seed.background_bgr
         felt = reference.normalise(felt_bgr, felt_bgr)
         colour = reference.normalise(view_bgr[seed.view_rc], felt_bgr) - felt
-        own_d = float(_off_line(colour[None], (prototypes[seed.colour_index] - felt)[None])[0])
+        own_d = float(_off_line(colour[None], (own_colour[seed.colour_index] - felt)[None])[0])
         other_d = _off_line(
             np.repeat(colour[None], len(near), axis=0), wink_colour[found[near]] - felt
         )
@@ -1648,7 +1672,7 @@ def estimate_radius_bias(radii_mm: npt.ArrayLike) -> float:
         In [-1, 2.5]; 0 when fewer than 3 radii are given.
     """
     radii = np.asarray(radii_mm, dtype=np.float64).reshape(-1)
-    radii = radii[(radii > 5.0) & (radii < 15.0)]
+    radii = radii[(radii > MIN_RIM_RADIUS_MM) & (radii < MAX_RIM_RADIUS_MM)]
     if len(radii) < 3:
         return 0.0
     candidates = np.arange(-1.0, 2.5001, 0.05)
@@ -1671,6 +1695,10 @@ def estimate_radius_bias(radii_mm: npt.ArrayLike) -> float:
 #: The radius bias's prior cost per mm away from none, in winks' worth of
 #: misfit (see :func:`estimate_radius_bias`).
 RADIUS_BIAS_PRIOR_PER_MM = 0.5
+#: Free-fit radii outside these (mm) are a squidger's arc or a failed fit,
+#: not a wink's rim, and say nothing of the radius bias.
+MIN_RIM_RADIUS_MM = 5.0
+MAX_RIM_RADIUS_MM = 15.0
 
 
 def colour_radius_biases(radii_mm: npt.ArrayLike, colour_index: npt.ArrayLike) -> FloatArray:
@@ -1681,12 +1709,12 @@ def colour_radius_biases(radii_mm: npt.ArrayLike, colour_index: npt.ArrayLike) -
     bevel as its own shade and measure a millimetre larger than the winks
     of other colours beside it. Such a colour would pull the frame's bias
     (:func:`estimate_radius_bias`) its way, and the other colours' winks
-    would then be fitted at the wrong radius and lost. So the colour whose
-    own bias differs most from that of the other colours' rims together
-    (each from :data:`COLOUR_BIAS_MIN_RIMS` plausible rims or more) keeps its
-    own when they differ by more than chance allows
-    (:data:`COLOUR_BIAS_SPLIT_MM`, more for fewer rims), and the rest share
-    theirs. Otherwise, in most frames, every colour has the frame's bias:
+    would then be fitted at the wrong radius and lost. So a colour whose own
+    bias differs from that of the other colours' rims together (each from
+    :data:`COLOUR_BIAS_MIN_RIMS` plausible rims or more) by more than chance
+    allows (:data:`COLOUR_BIAS_SPLIT_MM`, more for fewer rims) keeps its
+    own, and the rest share theirs; of several, the one furthest beyond
+    its allowance. Otherwise, in most frames, every colour has the frame's bias:
     a few rims of one colour measure it less well than all.
 
     Parameters
@@ -1705,7 +1733,7 @@ def colour_radius_biases(radii_mm: npt.ArrayLike, colour_index: npt.ArrayLike) -
     index = np.asarray(colour_index, dtype=np.int64).reshape(-1)
     # Only the radii the estimate itself would use count towards the rims
     # a colour needs (a squidger's arc or a failed fit does not).
-    plausible = np.isfinite(radii) & (radii > 5.0) & (radii < 15.0)
+    plausible = np.isfinite(radii) & (radii > MIN_RIM_RADIUS_MM) & (radii < MAX_RIM_RADIUS_MM)
     radii, index = radii[plausible], index[plausible]
     biases = np.full(len(COLOURS), estimate_radius_bias(radii))
     best_excess, best = 0.0, None
@@ -2077,7 +2105,8 @@ def detect_winks(
         cv2.circle(covered, (round(col), round(row)), round(radius_px), 0, -1)
     # Seeds already tried (and failed) come back where nothing was painted
     # over them: the same rays would give the same failed fit.
-    extra = _seeds_from_mask(view, covered, label, felt)
+    candidates = _seeds_from_mask(view, covered, label, felt)
+    extra = candidates
     # By the mat's edge, where felt and table blur into wink-like colours,
     # such a seed must stand clear of the felt's noise as a first seed must;
     # elsewhere a faint one may be a wink of the felt's own colour.
@@ -2090,9 +2119,11 @@ def detect_winks(
     keep &= ~_blur_of_found(extra, fits, seeds, wink_colour, view_bgr, reference)
     extra = [s for s, ok in zip(extra, keep, strict=True) if ok]
     # A small wink far under a large one shows only a crescent, too thin for
-    # the coarse view; the upper wink's rays cross into its colour.
+    # the coarse view; the upper wink's rays cross into its colour. (Not
+    # where a seed was just dropped: that colour is explained already.)
     extra = _untried(
-        extra + _crescent_seeds(fits, seeds, rim_points, foreign_colour, extra, reference), seeds
+        extra + _crescent_seeds(fits, seeds, rim_points, foreign_colour, candidates, reference),
+        seeds,
     )
     if extra:
         add_seeds(extra)

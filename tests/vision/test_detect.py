@@ -212,6 +212,7 @@ def scene() -> tuple[CameraModel, np.ndarray, WinkDetections]:
 
 
 def _match(found: WinkDetections, disc: Disc) -> int:
+    assert len(found), f"nothing found; expected a wink at ({disc.x_mm}, {disc.y_mm})"
     dist = np.hypot(found.mat_xy_mm[:, 0] - disc.x_mm, found.mat_xy_mm[:, 1] - disc.y_mm)
     best = int(np.argmin(dist))
     assert dist[best] < 5.0, (
@@ -309,6 +310,7 @@ def test_pen_on_the_table_is_not_a_wink(scene) -> None:
         (12.0, 30.0),  # a marker pen, at a slant in the image
         (16.0, 60.0),  # a fat one, as wide as a small wink
         (18.0, 60.0),  # wider than a small wink
+        (20.0, 135.0),  # a wide one on the other diagonal
     ],
 )
 def test_pen_of_a_wink_colour_on_the_mat_is_not_a_wink_but_a_wink_beside_it_is(
@@ -328,19 +330,28 @@ def test_pen_of_a_wink_colour_on_the_mat_is_not_a_wink_but_a_wink_beside_it_is(
 
 
 @pytest.mark.parametrize(
-    ("width_mm", "disc"),
+    ("width_mm", "angle_deg", "radius_mm"),
     [
-        # a large blue wink touching a 12 mm blue pen's side
-        (12.0, Disc(-230.0, -100.0 + 6.0 + 11.0, 11.0, WINK_BGR[Colour.BLUE])),
-        # the same beside a 16 mm pen
-        (16.0, Disc(-230.0, -100.0 + 8.0 + 11.0, 11.0, WINK_BGR[Colour.BLUE])),
+        (12.0, 0.0, 11.0),  # a large wink beside a 12 mm pen, along the image rows
+        (12.0, 30.0, 8.0),  # a small one, the pen at a slant
+        (12.0, 100.0, 11.0),  # the pen nearly along the image columns
+        (16.0, 0.0, 11.0),  # a fatter pen
     ],
 )
-def test_a_wink_touching_a_pen_of_its_colour_is_still_found(width_mm: float, disc: Disc) -> None:
-    # The wink bulges out of the pen's blob: not a pen's even width.
+def test_a_wink_touching_a_pen_of_its_colour_is_found_and_the_pen_is_not(
+    width_mm: float, angle_deg: float, radius_mm: float
+) -> None:
+    # The wink bulges out of the pen's blob: the bulge is kept, the rest of
+    # the pen goes (its ends would pass for winks).
     camera = _camera()
-    pen = Pen(-300.0, -100.0, -160.0, -100.0, width_mm, WINK_BGR[Colour.BLUE], top_z_mm=width_mm)
+    along = np.array([np.cos(np.radians(angle_deg)), np.sin(np.radians(angle_deg))])
+    start = np.array([-300.0, -100.0])
+    end = start + 140.0 * along
+    centre = start + 70.0 * along + np.array([-along[1], along[0]]) * (width_mm / 2 + radius_mm)
+    pen = Pen(*start, *end, width_mm, WINK_BGR[Colour.BLUE], top_z_mm=width_mm)
+    disc = Disc(float(centre[0]), float(centre[1]), radius_mm, WINK_BGR[Colour.BLUE])
     found = detect_winks(_render(camera, [disc], seed=4, pens=(pen,)), camera)
+    assert len(found) == 1
     _match(found, disc)
 
 
