@@ -550,7 +550,15 @@ class _Seed:
     mat_xy_mm: FloatArray  # (2,) on the view plane
     colour_index: int
     background_bgr: FloatArray  # (3,) felt colour around it, full-frame scale
-    view_rc: tuple[int, int] = (0, 0)  # (row, col) in the coarse view
+    # (row, col) in the coarse view; None for a seed placed by geometry
+    # (either side of a split, in a crescent), not found in the view.
+    view_rc: tuple[int, int] | None = None
+
+    def view_pixel(self) -> tuple[int, int]:
+        """Where the seed was found in the coarse view, (row, col)."""
+        if self.view_rc is None:
+            raise RuntimeError(f"seed at {self.mat_xy_mm} mm was not found in the coarse view")
+        return self.view_rc
 
 
 def _felt_model(view: BirdsEyeView, view_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
@@ -831,8 +839,8 @@ class _SeedStrength:
         """(n,) whether each seed stands clear of the felt's noise."""
         return np.array(
             [
-                self.rel[seed.view_rc]
-                >= (self.bar_mat if self.on_mat[seed.view_rc] else self.bar_table)
+                self.rel[seed.view_pixel()]
+                >= (self.bar_mat if self.on_mat[seed.view_pixel()] else self.bar_table)
                 for seed in seeds
             ],
             dtype=bool,
@@ -1421,7 +1429,7 @@ def _blur_of_found(
             continue
         felt_bgr = seed.background_bgr
         felt = reference.normalise(felt_bgr, felt_bgr)
-        colour = reference.normalise(view_bgr[seed.view_rc], felt_bgr) - felt
+        colour = reference.normalise(view_bgr[seed.view_pixel()], felt_bgr) - felt
         own_d = float(_off_line(colour[None], (own_colour[seed.colour_index] - felt)[None])[0])
         other_d = _off_line(
             np.repeat(colour[None], len(near), axis=0), wink_colour[found[near]] - felt
