@@ -71,6 +71,27 @@ def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, floa
         ) from None
 
 
+def check_calibration_fits_photo(
+    calibration: Any, calibration_path: Path, image: npt.NDArray[np.uint8], photo: Path
+) -> None:
+    """Refuse, naming both, a calibration file made for a photo of another size.
+
+    Raises
+    ------
+    CalibrationFileError
+    """
+    camera = getattr(calibration, "camera", calibration)
+    made_for = tuple(getattr(camera, "image_size_wh", ()))
+    photo_wh = (image.shape[1], image.shape[0])
+    if made_for and made_for != photo_wh:
+        raise CalibrationFileError(
+            f"calibration file {str(calibration_path)!r} was made for a "
+            f"{made_for[0]}x{made_for[1]} photo, and {str(photo)!r} is "
+            f"{photo_wh[0]}x{photo_wh[1]}: calibrate this camera at this size "
+            "(winkref calibrate PHOTO -o calib.json)"
+        )
+
+
 def _read_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, float]] | None]:
     """The parsing behind :func:`load_calibration`.
 
@@ -201,6 +222,7 @@ def run(
     corners = None
     if calibration_path is not None:
         calibration, corners = load_calibration(calibration_path)
+        check_calibration_fits_photo(calibration, calibration_path, image, image_path)
     else:
         with naming_photo(image_path):
             calibration = (calibrate or calibrate_from_photo)(image)

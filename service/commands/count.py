@@ -444,19 +444,10 @@ def run(
     from vision.pipeline import analyze_frame, prepare_context
 
     if calibration_path is not None:
-        from service.commands.analyze import CalibrationFileError, load_calibration
+        from service.commands.analyze import check_calibration_fits_photo, load_calibration
 
         calibration, corners_mm = load_calibration(calibration_path)
-        camera = getattr(calibration, "camera", calibration)
-        made_for = tuple(getattr(camera, "image_size_wh", ()))
-        photo_wh = (image.shape[1], image.shape[0])
-        if made_for and made_for != photo_wh:
-            raise CalibrationFileError(
-                f"calibration file {str(calibration_path)!r} was made for a "
-                f"{made_for[0]}x{made_for[1]} photo, and {str(photo)!r} is "
-                f"{photo_wh[0]}x{photo_wh[1]}: calibrate this camera at this size "
-                "(winkref calibrate PHOTO -o calib.json)"
-            )
+        check_calibration_fits_photo(calibration, calibration_path, image, photo)
         unsure_calibration = calibration_notes(calibration, f"file {str(calibration_path)!r}")
     else:
         calibrate = calibrate or calibrate_from_photo

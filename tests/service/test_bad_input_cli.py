@@ -309,6 +309,7 @@ def test_analyze_with_a_calibration_for_another_image_size_says_so(tmp_path: Pat
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert "400x300" in result.output and "1920x1080" in result.output
+    assert "cal.json" in result.output  # the file it was made for is named
 
 
 @pytest.mark.parametrize(
