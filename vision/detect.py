@@ -2201,7 +2201,9 @@ def detect_winks(
             _FRAME_STATS.pop(next(iter(_FRAME_STATS)))
     else:
         colour_stats = stats[2]
-    return _assemble(fits, rims, colour_index, plane_z, camera, bias[colour_index], colour_stats)
+    return _assemble(
+        fits, rims, colour_index, plane_z, camera, bias[colour_index], colour_stats, reference
+    )
 
 
 #: A seed in wink colour the first fits leave unexplained must be as strong
@@ -2847,6 +2849,7 @@ def _assemble(
     camera: CameraModel,
     radius_bias_mm: FloatArray,
     colour_stats: dict[int, tuple[float, float]],
+    reference: ColourReference | None = None,
 ) -> WinkDetections:
     circles = fits.circles
     quality = circles.arc_fraction / (0.3 + circles.rms_mm)
@@ -2912,7 +2915,10 @@ def _assemble(
         [WinkSize.LARGE if big else WinkSize.SMALL for big in fits.large[idx]] + [None],
         dtype=object,
     )[:-1]
-    _, sat = hue_saturation(rims.wink_colour[idx])
+    hue, sat = hue_saturation(rims.wink_colour[idx])
+    runner_up, margin_deg = _runner_up_colours(
+        hue, colour_index[idx], colour_stats, reference or ColourReference()
+    )
     quality_term = np.clip(arc / 0.5, 0.0, 1.0) * np.clip(1.2 - circles.rms_mm[idx], 0.0, 1.0)
     confidence = np.clip(quality_term * np.clip(sat / 0.25, 0.0, 1.0), 0.0, 1.0)
     rim_pts = [rims.points_mm[m][circles.inliers[m]] for m in idx]
@@ -2936,7 +2942,32 @@ def _assemble(
         rim_image_px=rims_px,
         rim_occluded_fraction=fits.occluded_fraction[idx],
         size_confidence=fits.size_confidence[idx],
+        runner_up_colour=runner_up,
+        colour_margin_deg=margin_deg,
     )
+
+
+def _runner_up_colours(
+    hue_deg: FloatArray,
+    colour_index: npt.NDArray[np.int64],
+    colour_stats: dict[int, tuple[float, float]],
+    reference: ColourReference,
+) -> tuple[npt.NDArray[np.object_], FloatArray]:
+    """Each wink's next likeliest colour, and how much nearer its own is in hue, deg.
+
+    Each colour's hue is the frame's own (its winks' mean, where three or
+    more were found), else the reference's.
+    """
+    class_hue = np.array(reference.hues_deg, dtype=np.float64)
+    for k, (mean_hue, _) in colour_stats.items():
+        class_hue[k] = mean_hue
+    dist = np.abs((hue_deg[:, None] - class_hue[None, :] + 180.0) % 360.0 - 180.0)
+    rows = np.arange(len(hue_deg))
+    own = dist[rows, colour_index]
+    dist[rows, colour_index] = np.inf
+    runner = np.argmin(dist, axis=1)
+    colours = np.array([COLOURS[int(k)] for k in runner] + [None], dtype=object)[:-1]
+    return colours, dist[rows, runner] - own
 
 
 def _colour_stats(

@@ -58,6 +58,11 @@ class WinkDetections:
         Confidence in [0, 1] of the size class (0: the fitted radius lies
         half way between 8 and 11 mm). ``None`` when not measured; NaN for
         the winks of a part that did not measure it (see :meth:`concatenate`).
+    runner_up_colour : (n,) ndarray of Colour or None
+        Each wink's next likeliest colour (by hue). ``None`` when not measured.
+    colour_margin_deg : (n,) ndarray or None
+        How much nearer in hue its own colour is than the runner-up, degrees
+        (0: a tie). ``None`` when not measured.
     """
 
     image_xy_px: FloatArray
@@ -72,6 +77,8 @@ class WinkDetections:
     rim_image_px: tuple[FloatArray, ...] = field(default=())
     rim_occluded_fraction: FloatArray | None = None
     size_confidence: FloatArray | None = None
+    runner_up_colour: npt.NDArray[np.object_] | None = None
+    colour_margin_deg: FloatArray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.image_xy_px)
@@ -93,6 +100,8 @@ class WinkDetections:
         for name, optional in (
             ("rim_occluded_fraction", self.rim_occluded_fraction),
             ("size_confidence", self.size_confidence),
+            ("runner_up_colour", self.runner_up_colour),
+            ("colour_margin_deg", self.colour_margin_deg),
         ):
             if optional is not None:
                 one_d[name] = optional
@@ -106,6 +115,9 @@ class WinkDetections:
         for c in self.colour:
             if not isinstance(c, Colour):
                 raise ValueError(f"colour entries must be Colour, but got {c!r}")
+        for c in () if self.runner_up_colour is None else self.runner_up_colour:
+            if not isinstance(c, Colour):
+                raise ValueError(f"runner_up_colour entries must be Colour, but got {c!r}")
         for s in self.size:
             if not isinstance(s, WinkSize):
                 raise ValueError(f"size entries must be WinkSize, but got {s!r}")
@@ -134,6 +146,12 @@ class WinkDetections:
                 None if self.rim_occluded_fraction is None else self.rim_occluded_fraction[idx]
             ),
             size_confidence=None if self.size_confidence is None else self.size_confidence[idx],
+            runner_up_colour=(
+                None if self.runner_up_colour is None else self.runner_up_colour[idx]
+            ),
+            colour_margin_deg=(
+                None if self.colour_margin_deg is None else self.colour_margin_deg[idx]
+            ),
         )
 
     @classmethod
@@ -182,6 +200,10 @@ class WinkDetections:
             return np.concatenate(filled)
 
         have_rims = all(p.rim_image_px for p in parts)
+        # The runner-up colours only when every part has them (None is no Colour).
+        have_runner_up = all(
+            p.runner_up_colour is not None and p.colour_margin_deg is not None for p in parts
+        )
         return cls(
             image_xy_px=np.vstack([p.image_xy_px for p in parts]),
             mat_xy_mm=np.vstack([p.mat_xy_mm for p in parts]),
@@ -195,4 +217,14 @@ class WinkDetections:
             rim_image_px=tuple(r for p in parts for r in p.rim_image_px) if have_rims else (),
             rim_occluded_fraction=optional([p.rim_occluded_fraction for p in parts]),
             size_confidence=optional([p.size_confidence for p in parts]),
+            runner_up_colour=(
+                np.concatenate([p.runner_up_colour for p in parts])  # type: ignore[misc]
+                if have_runner_up
+                else None
+            ),
+            colour_margin_deg=(
+                np.concatenate([p.colour_margin_deg for p in parts])  # type: ignore[misc]
+                if have_runner_up
+                else None
+            ),
         )

@@ -10,6 +10,7 @@ from squop_scenes import SceneWink, detections_for, overhead_camera
 
 from rules.board import Colour, WinkSize
 from vision.board_builder import assemble_board
+from vision.detections import WinkDetections
 
 # Three blue winks far apart on open felt; the sizes and size confidences
 # are set per case below.
@@ -59,3 +60,46 @@ def test_a_fifth_small_wink_relabelled_is_the_one_least_sure_of_its_size() -> No
     )
     # Six read small, rule 2.1.1 allows four: the two least sure become large.
     assert large_places == [2, 4]
+
+
+def _seven_yellows_and_three_greens(margin_deg: float, runner_up: Colour) -> WinkDetections:
+    """Seven winks read yellow, the last one's hue nearly as close to ``runner_up``."""
+    camera = overhead_camera()
+    places_mm = [(-500.0 + 120.0 * k, 200.0) for k in range(7)]
+    places_mm += [(-500.0 + 120.0 * k, -200.0) for k in range(3)]
+    colours = [Colour.YELLOW] * 7 + [Colour.GREEN] * 3
+    sizes = [WinkSize.LARGE, WinkSize.LARGE] + [WinkSize.SMALL] * 5 + [WinkSize.SMALL] * 3
+    winks = [SceneWink(c, s, x, y) for c, s, (x, y) in zip(colours, sizes, places_mm, strict=True)]
+    dets = detections_for(camera, winks)
+    return replace(
+        dets,
+        runner_up_colour=np.array(
+            [Colour.RED] * 6 + [runner_up] + [Colour.YELLOW] * 3, dtype=object
+        ),
+        colour_margin_deg=np.array([60.0] * 6 + [margin_deg] + [60.0] * 3),
+        confidence=np.array([0.9] * 6 + [0.95] + [0.9] * 3),
+    )
+
+
+@pytest.mark.parametrize(
+    ("margin_deg", "runner_up", "seventh_is"),
+    [
+        # hue nearly a tie with green, which has room: it is a green wink
+        (10.0, Colour.GREEN, Colour.GREEN),
+        # its hue is plainly yellow: one of the seven is not a wink; the least
+        # confident goes (not this one, the most confident)
+        (55.0, Colour.GREEN, Colour.YELLOW),
+    ],
+)
+def test_a_seventh_wink_of_a_colour_whose_hue_allows_another_is_taken_for_that_colour(
+    margin_deg: float, runner_up: Colour, seventh_is: Colour
+) -> None:
+    # Rule 2.1.1: six winks of each colour.
+    camera = overhead_camera()
+    dets = _seven_yellows_and_three_greens(margin_deg, runner_up)
+    board = assemble_board(dets, camera).board
+    seen = [w for w in board.winks if not w.inferred]
+    seventh = min(seen, key=lambda w: np.hypot(*(np.asarray(w.mat_xy) - (220.0, 200.0))))
+    assert np.hypot(*(np.asarray(seventh.mat_xy) - (220.0, 200.0))) < 2.0
+    assert seventh.colour is seventh_is
+    assert sum(w.colour is Colour.YELLOW for w in seen) == 6

@@ -74,3 +74,19 @@ def test_an_optional_array_every_part_lacks_stays_absent() -> None:
 def test_one_part_with_winks_comes_back_whole() -> None:
     only = _detections(3)
     assert _same(WinkDetections.concatenate([WinkDetections.empty(), only]), only)
+
+
+def test_runner_up_colours_are_kept_only_when_every_part_has_them() -> None:
+    def with_runner_up(d: WinkDetections) -> WinkDetections:
+        return replace(
+            d,
+            runner_up_colour=np.array([Colour.GREEN] * len(d), dtype=object),
+            colour_margin_deg=np.full(len(d), 20.0),
+        )
+
+    a, b = with_runner_up(_detections(2)), with_runner_up(_detections(3, offset=2.0))
+    both = WinkDetections.concatenate([a, b])
+    assert both.runner_up_colour is not None and list(both.runner_up_colour) == [Colour.GREEN] * 5
+    assert both[np.array([4])].colour_margin_deg.tolist() == [20.0]
+    mixed = WinkDetections.concatenate([a, _detections(3, offset=2.0)])
+    assert mixed.runner_up_colour is None and mixed.colour_margin_deg is None
