@@ -92,6 +92,37 @@ def check_calibration_fits_photo(
         )
 
 
+def calibration_for_photo(
+    image: npt.NDArray[np.uint8],
+    photo: Path,
+    calibration_path: Path | None,
+    calibrate: Callable[[npt.NDArray[np.uint8]], Any] | None = None,
+) -> tuple[Any, Mapping[Colour, tuple[float, float]] | None, tuple[str, ...]]:
+    """The calibration a command analyses ``photo`` with, its corners, and what to say of it.
+
+    From ``calibration_path`` when given (refused if made for another photo
+    size), else made from the photo itself (``calibrate``, by default
+    :func:`calibration.calibrate`). The notes say when it is uncertain (see
+    :func:`service.photos.calibration_notes`).
+
+    Raises
+    ------
+    ValueError
+        An unusable calibration file, or no mat found in the photo.
+    """
+    if calibration_path is not None:
+        calibration, corners = load_calibration(calibration_path)
+        check_calibration_fits_photo(calibration, calibration_path, image, photo)
+        return (
+            calibration,
+            corners,
+            calibration_notes(calibration, f"file {str(calibration_path)!r}"),
+        )
+    with naming_photo(photo):
+        calibration = (calibrate or calibrate_from_photo)(image)
+    return calibration, None, calibration_notes(calibration)
+
+
 def _read_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, float]] | None]:
     """The parsing behind :func:`load_calibration`.
 
@@ -219,18 +250,13 @@ def run(
             image=True,
         )
     image = load_photo(image_path)
-    corners = None
-    if calibration_path is not None:
-        calibration, corners = load_calibration(calibration_path)
-        check_calibration_fits_photo(calibration, calibration_path, image, image_path)
-    else:
-        with naming_photo(image_path):
-            calibration = (calibrate or calibrate_from_photo)(image)
+    calibration, corners, calibration_said = calibration_for_photo(
+        image, image_path, calibration_path, calibrate
+    )
     context = prepare_context(calibration, corners_mm=corners)
     with naming_photo(image_path):
         analysis = analyze_frame(image, context)
-    source = "this photo" if calibration_path is None else f"file {str(calibration_path)!r}"
-    analysis = replace(analysis, notes=calibration_notes(calibration, source) + analysis.notes)
+    analysis = replace(analysis, notes=calibration_said + analysis.notes)
     if annotate_path is not None:
         drawn = annotate_frame(
             image,

@@ -20,7 +20,6 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from calibration import calibrate as calibrate_from_photo
 from rules.board import (
     WINKS_PER_COLOUR,
     Board,
@@ -34,7 +33,7 @@ from rules.ruleset import get_ruleset
 from rules.rulings import Ruling, apply_rulings, parse_apart, parse_squops, parse_status
 from rules.scoring import EndedBy, GameFormat, GameScore, ascii_notation, format_points
 from service.outputs import check_output_path, write_image_atomic
-from service.photos import calibration_notes, load_photo, naming_photo
+from service.photos import load_photo, naming_photo
 
 
 class BadFormatError(ValueError):
@@ -441,20 +440,12 @@ def run(
         inputs = [photo, *filter(None, [calibration_path])]
         check_output_path(annotate_path, option="--annotate", inputs=inputs, image=True)
     image = load_photo(photo)
+    from service.commands.analyze import calibration_for_photo
     from vision.pipeline import analyze_frame, prepare_context
 
-    if calibration_path is not None:
-        from service.commands.analyze import check_calibration_fits_photo, load_calibration
-
-        calibration, corners_mm = load_calibration(calibration_path)
-        check_calibration_fits_photo(calibration, calibration_path, image, photo)
-        unsure_calibration = calibration_notes(calibration, f"file {str(calibration_path)!r}")
-    else:
-        calibrate = calibrate or calibrate_from_photo
-        with naming_photo(photo):
-            calibration = calibrate(image)
-        corners_mm = None
-        unsure_calibration = calibration_notes(calibration)
+    calibration, corners_mm, unsure_calibration = calibration_for_photo(
+        image, photo, calibration_path, calibrate
+    )
     corners_px = getattr(calibration, "corners_image_xy_px", None)
     if corners_px is not None:
         check_single_mat(image, corners_px)
