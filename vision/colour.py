@@ -181,6 +181,18 @@ def opponent(ratio_bgr: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     return red - green, 0.5 * (red + green) - blue
 
 
+def hue_difference_deg(a_deg: npt.ArrayLike, b_deg: npt.ArrayLike) -> FloatArray:
+    """How far apart two hues lie round the colour circle, degrees in [0, 180].
+
+    Parameters
+    ----------
+    a_deg, b_deg : array_like
+        Hues in degrees, broadcastable against each other.
+    """
+    a = np.asarray(a_deg, dtype=np.float64)
+    return np.asarray(np.abs((a - np.asarray(b_deg) + 180.0) % 360.0 - 180.0))
+
+
 def hue_saturation(ratio_bgr: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
     """Hue (degrees) and saturation of colours in felt-brightness units.
 
@@ -257,7 +269,7 @@ def _hue_tables(
 ) -> tuple[npt.NDArray[np.int64], FloatArray]:
     """Per whole degree of hue: nearest prototype index (or -1) and margin."""
     hue = np.arange(360, dtype=np.float64) + 0.5
-    diff = np.abs((hue[:, None] - np.asarray(hues_deg) + 180.0) % 360.0 - 180.0)
+    diff = hue_difference_deg(hue[:, None], np.asarray(hues_deg))
     order = np.argsort(diff, axis=1)
     best = diff[np.arange(360), order[:, 0]]
     second = diff[np.arange(360), order[:, 1]]

@@ -104,6 +104,7 @@ from vision.colour import (
     ColourReference,
     classify_hue,
     classify_hue_index,
+    hue_difference_deg,
     hue_saturation,
     opponent,
 )
@@ -2961,7 +2962,7 @@ def _runner_up_colours(
     class_hue = np.array(reference.hues_deg, dtype=np.float64)
     for k, (mean_hue, _) in colour_stats.items():
         class_hue[k] = mean_hue
-    dist = np.abs((hue_deg[:, None] - class_hue[None, :] + 180.0) % 360.0 - 180.0)
+    dist = hue_difference_deg(hue_deg[:, None], class_hue[None, :])
     rows = np.arange(len(hue_deg))
     own = dist[rows, colour_index]
     dist[rows, colour_index] = np.inf
@@ -3002,7 +3003,7 @@ def _typical_colour(
     hue, sat = hue_saturation(wink_colour)
     typical = np.ones(len(wink_colour), dtype=bool)
     for k, (mean_hue, median_sat) in stats.items():
-        hue_off = np.abs((hue - mean_hue + 180.0) % 360.0 - 180.0)
+        hue_off = hue_difference_deg(hue, mean_hue)
         sat_ratio = sat / max(median_sat, 1e-6)
         atypical = ((hue_off > 10.0) & (sat_ratio < 0.8)) | (sat_ratio < 0.4)
         typical &= ~((colour_index == k) & atypical)

@@ -14,6 +14,7 @@ from vision.colour import (
     classify_hue_index,
     coverage,
     felt_contrast,
+    hue_difference_deg,
     hue_saturation,
     reference_from_calibration,
 )
@@ -137,3 +138,18 @@ def test_calibration_without_winks_gives_no_reference() -> None:
 
     felt_only = CalibrationColour(felt_lab=_lab8((120.0, 120.0, 120.0)), source="felt")
     assert reference_from_calibration(felt_only) is None
+
+
+@pytest.mark.parametrize(
+    ("a_deg", "b_deg", "expected"),
+    [
+        (10.0, 50.0, 40.0),  # plainly apart
+        (350.0, 10.0, 20.0),  # across 0: the short way round
+        (0.0, 180.0, 180.0),  # opposite
+        (-30.0, 330.0, 0.0),  # the same hue written twice
+    ],
+)
+def test_hue_difference_goes_the_short_way_round(
+    a_deg: float, b_deg: float, expected: float
+) -> None:
+    assert float(hue_difference_deg(a_deg, b_deg)) == pytest.approx(expected)
