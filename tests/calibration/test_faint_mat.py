@@ -14,20 +14,25 @@ from tests.calibration.synthetic import look_at_camera, mat_grid_mm, render_mat
 SIZE_WH = (640, 360)
 
 
-@pytest.fixture(scope="module")
-def beige_on_wood():
-    # Overhead camera; beige felt a few Lab units lighter than a grained beige
-    # table, dark baselines.
-    truth = look_at_camera(SIZE_WH, (60.0, -250.0, 1700.0), k1=-0.05)
+def _beige_on_wood(size_wh: tuple[int, int], table_grain: float, seed: int):
+    """An overhead camera and its picture: beige felt a few Lab units lighter
+    than a grained beige table, dark baselines."""
+    truth = look_at_camera(size_wh, (60.0, -250.0, 1700.0), k1=-0.05)
     image = render_mat(
         truth,
         felt_bgr=(150, 170, 180),
         table_bgr=(140, 160, 172),
         line_bgr=(60, 60, 62),
-        table_grain=0.06,
+        table_grain=table_grain,
         blue_corner_mm=None,
-        seed=3,
+        seed=seed,
     )
+    return truth, image
+
+
+@pytest.fixture(scope="module")
+def beige_on_wood():
+    truth, image = _beige_on_wood(SIZE_WH, table_grain=0.06, seed=3)
     light = cv2.cvtColor(image, cv2.COLOR_BGR2Lab)[:, :, 0].astype(np.float32)
     return truth, image, light
 
@@ -65,17 +70,7 @@ def test_an_outline_that_is_not_the_mats_ranks_well_below_it(
 def beige_on_strong_grain():
     # The grain's stripes run along the mat's long edges, a few of their own
     # widths apart and stronger than the felt/table step.
-    size_wh = (960, 540)
-    truth = look_at_camera(size_wh, (60.0, -250.0, 1700.0), k1=-0.05)
-    image = render_mat(
-        truth,
-        felt_bgr=(150, 170, 180),
-        table_bgr=(140, 160, 172),
-        line_bgr=(60, 60, 62),
-        table_grain=0.1,
-        blue_corner_mm=None,
-        seed=2,
-    )
+    truth, image = _beige_on_wood((960, 540), table_grain=0.1, seed=2)
     return truth, image_lab_float(image)
 
 
