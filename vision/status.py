@@ -8,7 +8,7 @@ rule 2.1.1 count that infers potted winks nobody can see.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -774,3 +774,175 @@ def read_unplayed(
     unplayed = np.array([(d > 0) & may for d in [used, *rivals]])
     doubtful = unplayed.any(axis=0) & ~unplayed.all(axis=0)
     return UnplayedReading(np.asarray(used, dtype=float), doubtful, note)
+
+
+@dataclass(frozen=True)
+class ColourBeside:
+    """A colour seen beside one wink where no wink of that colour was found.
+
+    Parameters
+    ----------
+    area_mm2 : float
+        Its plan area beside the wink, mm^2 (0 when none).
+    wink_index : int
+        Which wink (an index into the winks given), -1 when none.
+    """
+
+    area_mm2: float
+    wink_index: int
+
+
+#: The rings searched round each wink for another colour peeking out: this
+#: far beyond its rim, mm (the blur of its own rim, about a pixel, lies
+#: nearer; a small wink under a large one shows a crescent up to 6-7 mm wide).
+PEEK_RING_MM = (1.5, 7.0)
+#: Ring samples: angles round a wink, and the radial step, mm (about one a
+#: pixel of an overhead 1080p frame, 1.5 mm across).
+_PEEK_ANGLES = 36
+_PEEK_STEP_MM = 1.5
+#: Samples this close to any found wink's rim belong to that wink's blur, mm.
+PEEK_CLEAR_OF_WINKS_MM = 1.5
+#: A colour's own winks explain its colour this far beyond their rims (a
+#: centre or a size class a little off), mm.
+PEEK_CLEAR_OF_OWN_MM = 3.0
+#: Samples this near the pot (its wall, the winks inside it) or the mat's
+#: edge (the table) are not looked at, mm.
+PEEK_POT_CLEAR_MM = 60.0
+PEEK_EDGE_CLEAR_MM = 3.0
+#: Lab distance (lightness counted half) within which a sample is of a colour.
+PEEK_COLOUR_DISTANCE = 20.0
+#: A sharpened frame rings round a wink with felt pushed away from the
+#: wink's colour, up to this fraction of their difference (a blue wink on
+#: green felt gets a halo of greener felt).
+PEEK_HALO = 0.6
+
+
+def colour_beside_winks_mm2(
+    image_bgr: npt.NDArray[np.uint8],
+    camera: CameraModel,
+    mat_xy_mm: npt.ArrayLike,
+    radius_mm: npt.ArrayLike,
+    colours: Sequence[Colour],
+    colour_lab: Mapping[Colour, npt.ArrayLike],
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+    *,
+    wanted: Collection[Colour] | None = None,
+) -> dict[Colour, ColourBeside]:
+    """How much of each colour shows beside a wink of another colour, unexplained by any wink found.
+
+    A wink lying mostly under another shows only a crescent beyond the upper
+    wink's rim, which the detector can miss; its colour is then still in
+    view there. This samples rings just outside each wink's rim, drops
+    samples within :data:`PEEK_CLEAR_OF_WINKS_MM` of any wink's rim, within
+    :data:`PEEK_CLEAR_OF_OWN_MM` of a wink of the sample's colour, near the
+    pot or the mat's edge, and those nearer the blend of the felt and the
+    ringed wink's colour (its blur) than the colour itself.
+
+    Parameters
+    ----------
+    image_bgr : (H, W, 3) uint8 ndarray
+    camera : CameraModel
+    mat_xy_mm : (N, 2) array_like
+        Plan centres of the winks on the mat (not the potted ones), mm.
+    radius_mm : (N,) array_like
+    colours : sequence of Colour
+        Each wink's colour.
+    colour_lab : mapping of Colour to (3,) array_like
+        This frame's 8-bit Lab colour of each wink colour (colours missing
+        here are not looked for).
+    pot_centre_mm : (2,) array_like
+    wanted : collection of Colour, optional
+        The colours to look for (all in ``colour_lab`` by default).
+
+    Returns
+    -------
+    dict of Colour to ColourBeside
+        For each colour, the largest area of it beside any one wink of
+        another colour, and that wink.
+    """
+    out = dict.fromkeys(Colour, ColourBeside(0.0, -1))
+    centres = np.asarray(mat_xy_mm, dtype=float).reshape(-1, 2)
+    radius = np.asarray(radius_mm, dtype=float).reshape(-1)
+    n = len(centres)
+    looked_for = [c for c in Colour if c in colour_lab and (wanted is None or c in wanted)]
+    if n == 0 or not looked_for:
+        return out
+    angles = np.linspace(0.0, 2 * np.pi, _PEEK_ANGLES, endpoint=False)
+    unit = np.stack([np.cos(angles), np.sin(angles)], 1)
+    beyond = np.arange(PEEK_RING_MM[0], PEEK_RING_MM[1] + 1e-9, _PEEK_STEP_MM)
+    ring_r = radius[:, None] + beyond[None, :]  # (n, k)
+    per_wink = len(beyond) * len(angles)
+    pts = (centres[:, None, None, :] + ring_r[:, :, None, None] * unit[None, None, :, :]).reshape(
+        -1, 2
+    )
+    owner = np.repeat(np.arange(n), per_wink)
+    # Each sample stands for its share of the ring's area.
+    area = np.repeat(2 * np.pi * ring_r / _PEEK_ANGLES * _PEEK_STEP_MM, len(angles), axis=1)
+    area = area.reshape(-1)
+    # Only winks whose rims come within the rings' reach of a wink's rim can
+    # hold its samples: each wink's neighbours (itself first), padded with itself.
+    apart = np.hypot(*(centres[:, None, :] - centres[None, :, :]).transpose(2, 0, 1))
+    near = apart - radius[None, :] - radius[:, None] < PEEK_RING_MM[1] + PEEK_CLEAR_OF_OWN_MM
+    np.fill_diagonal(near, False)
+    width = 1 + int(near.sum(axis=1).max())
+    neighbours = np.tile(np.arange(n)[:, None], (1, width))
+    for k in range(n):
+        others = np.flatnonzero(near[k])
+        neighbours[k, 1 : 1 + len(others)] = others
+    nb = neighbours[owner]  # (m, width)
+    gap = np.hypot(*(pts[:, None, :] - centres[nb]).transpose(2, 0, 1)) - radius[nb]
+    ok = gap.min(axis=1) >= PEEK_CLEAR_OF_WINKS_MM
+    ok &= np.hypot(*(pts - np.asarray(pot_centre_mm, float)).T) > PEEK_POT_CLEAR_MM
+    ok &= np.abs(pts[:, 0]) < HALF_LENGTH_MM - PEEK_EDGE_CLEAR_MM
+    ok &= np.abs(pts[:, 1]) < HALF_WIDTH_MM - PEEK_EDGE_CLEAR_MM
+    if not ok.any():
+        return out
+    pts, owner, area, gap, nb = pts[ok], owner[ok], area[ok], gap[ok], nb[ok]
+    # Each wink's neighbourhood maps to the image as an affine map (the lens
+    # bends nothing measurably over 20 mm): three projections a wink, not
+    # one a sample.
+    top = np.hstack([centres, np.full((n, 1), WINK_THICKNESS_MM)])
+    steps = camera.mat_to_image(
+        np.vstack([top, top + [1.0, 0.0, 0.0], top + [0.0, 1.0, 0.0]])
+    ).reshape(3, n, 2)
+    jacobian = np.stack([steps[1] - steps[0], steps[2] - steps[0]], axis=2)  # px per mm
+    offset = pts - centres[owner]
+    px = steps[0][owner] + np.einsum("mij,mj->mi", jacobian[owner], offset)
+    h, w = image_bgr.shape[:2]
+    inside = (px[:, 0] >= 0) & (px[:, 0] <= w - 1) & (px[:, 1] >= 0) & (px[:, 1] <= h - 1)
+    if not inside.any():
+        return out
+    owner, area, gap, nb, px = owner[inside], area[inside], gap[inside], nb[inside], px[inside]
+    cols = np.round(px[:, 0]).astype(int)
+    rows = np.round(px[:, 1]).astype(int)
+    lab = cv2.cvtColor(image_bgr[rows, cols][None], cv2.COLOR_BGR2LAB)[0].astype(float)
+    weights = np.array([0.5, 1.0, 1.0])
+    # Most ring samples are bare felt.
+    felt = np.median(lab, axis=0)
+    # Weighted Lab as one plane per channel (numpy reduces a trailing axis of
+    # three slowly).
+    planes = [(lab[:, ch] - felt[ch]) * weights[ch] for ch in range(3)]
+    refs = np.array([felt] + [np.asarray(colour_lab[c], float) for c in looked_for])
+    refs_w = (refs - felt) * weights  # (1 + colours, 3)
+    dist = np.sqrt(sum((planes[ch][:, None] - refs_w[None, :, ch]) ** 2 for ch in range(3)))
+    nearest = np.argmin(dist, axis=1)
+    # The blur of the ringed wink's rim: a blend of the felt and its colour,
+    # or the felt pushed away from it (a sharpened frame's halo).
+    colour_of = np.array([list(Colour).index(c) for c in colours], dtype=np.int64)
+    wink_ref = np.array([np.asarray(colour_lab.get(c, felt), float) for c in colours])
+    axis_w = (wink_ref - felt) * weights  # (n, 3), per wink
+    norm2 = np.maximum(np.sum(axis_w**2, axis=1), 1e-9)[owner]
+    along = sum(planes[ch] * axis_w[owner, ch] for ch in range(3))
+    t = np.clip(along / norm2, -PEEK_HALO, 1.0)
+    blend = np.sqrt(sum((planes[ch] - t * axis_w[owner, ch]) ** 2 for ch in range(3)))
+    for k, colour in enumerate(looked_for, start=1):
+        index = list(Colour).index(colour)
+        hit = (nearest == k) & (dist[:, k] < PEEK_COLOUR_DISTANCE) & (dist[:, k] < blend)
+        hit &= colour_of[owner] != index
+        own_gap = np.where(colour_of[nb] == index, gap, np.inf).min(axis=1)
+        hit &= own_gap >= PEEK_CLEAR_OF_OWN_MM
+        if hit.any():
+            per_wink_area = np.bincount(owner[hit], weights=area[hit], minlength=n)
+            best = int(np.argmax(per_wink_area))
+            out[colour] = ColourBeside(float(per_wink_area[best]), best)
+    return out

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import cv2
 import numpy as np
 import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
+from vision.board_builder import PEEK_MIN_AREA_MM2
 from vision.pipeline import analyze_frame, prepare_context
+from vision.squop import colour_references_lab
 from vision.status import (
     CLOCKWISE_CORNERS_MM,
     DEFAULT_CORNERS_MM,
+    PEEK_RING_MM,
     beyond_baseline_mm,
     beyond_mat_edge_mm,
+    colour_beside_winks_mm2,
     corners_from_unplayed,
     hidden_behind_pot_fraction,
     in_pot,
@@ -454,3 +459,100 @@ def test_a_wink_like_outline_on_the_pots_side_is_not_counted() -> None:
     assert any("inside the pot's foot" in note for note in analysis.notes)
     # The green wink nobody saw is inferred potted by the rule 2.1.1 count, as usual.
     assert analysis.board.count(Colour.GREEN, WinkStatus.POTTED) == 6
+
+
+def _crescent_scene(with_crescent: bool) -> tuple[list[SceneWink], list[SceneWink]]:
+    """A red large wink on a green small one 9.5 mm off (a crescent out), five greens elsewhere.
+
+    Returns the winks in the image and those a detector found (not the green
+    under the red, nor a red one in the pot).
+    """
+    red = SceneWink(Colour.RED, WinkSize.LARGE, 200.0, 100.0, 3.0)
+    under = SceneWink(Colour.GREEN, WinkSize.SMALL, 209.5, 100.0, 1.5)
+    greens = [
+        SceneWink(
+            Colour.GREEN, WinkSize.LARGE if k < 2 else WinkSize.SMALL, -300.0 + 60 * k, -150.0
+        )
+        for k in range(5)
+    ]
+    found = [red, *greens]
+    # A red wink in the pot (not detected) keeps the pot from looking empty.
+    in_pot = SceneWink(Colour.RED, WinkSize.SMALL, 2.0, 10.0, 20.0)
+    return ([under] if with_crescent else []) + [*found, in_pot], found
+
+
+def _crescent_area_mm2(beyond_mm: float) -> float:
+    """Plan area of the green disc more than ``beyond_mm`` from the red's centre (fine grid)."""
+    step = 0.05
+    xs = np.arange(209.5 - 8, 209.5 + 8, step) + step / 2
+    ys = np.arange(100.0 - 8, 100.0 + 8, step) + step / 2
+    gx, gy = np.meshgrid(xs, ys)
+    in_green = np.hypot(gx - 209.5, gy - 100.0) < 8.0
+    beyond = np.hypot(gx - 200.0, gy - 100.0) >= beyond_mm
+    return float(np.sum(in_green & beyond)) * step * step
+
+
+def test_a_crescent_of_a_wink_under_another_shows_as_its_colour_beside_that_wink() -> None:
+    # The green crescent reaches 6.5 mm beyond the red's rim; the rings
+    # start 1.5 mm out, so about the green disc's area beyond 12.5 mm shows
+    # (its darker rim, 0.8 mm wide, and the pixels, 1.5 mm across, blur it).
+    camera = overhead_camera()
+    in_image, found = _crescent_scene(with_crescent=True)
+    image = render(camera, in_image)
+    dets = detections_for(camera, found)
+    refs = colour_references_lab(image, dets.image_xy_px, list(dets.colour))
+    beside = colour_beside_winks_mm2(
+        image, camera, dets.mat_xy_mm, dets.radius_mm, list(dets.colour), refs
+    )
+    expected = _crescent_area_mm2(11.0 + PEEK_RING_MM[0])
+    # The grid against the circles' lens formula: pi 8^2 less the lens of
+    # radii 8 and 12.5 mm, centres 9.5 mm apart, is 67.18 mm^2.
+    assert expected == pytest.approx(67.18, abs=0.5)
+    assert beside[Colour.GREEN].wink_index == 0  # beside the red wink
+    assert 0.5 * expected < beside[Colour.GREEN].area_mm2 < 1.5 * expected
+    assert beside[Colour.RED].area_mm2 == 0.0
+
+
+@pytest.mark.parametrize(
+    ("felt_bgr", "wink"),
+    [
+        ((150, 175, 190), Colour.RED),  # a red wink on beige felt: an orange fringe
+        ((70, 140, 60), Colour.BLUE),  # a blue wink on green felt: a greener halo
+        ((70, 140, 60), Colour.YELLOW),  # yellow on green felt: a green-yellow fringe
+    ],
+)
+def test_a_lone_winks_blur_and_sharpening_halo_are_not_another_colour(
+    felt_bgr: tuple[int, int, int], wink: Colour
+) -> None:
+    camera = overhead_camera()
+    lone = [SceneWink(wink, WinkSize.LARGE, 200.0, 100.0)]
+    others = [SceneWink(c, WinkSize.SMALL, -300.0 + 80 * k, -150.0) for k, c in enumerate(Colour)]
+    image = render(camera, lone + others)
+    felt = np.all(image == np.array([150, 175, 190], np.uint8), axis=2)
+    image[felt] = felt_bgr
+    blurred = cv2.GaussianBlur(image, (0, 0), 1.2)
+    # An unsharp mask, as a webcam's pipeline applies.
+    sharpened = cv2.addWeighted(image, 1.8, blurred, -0.8, 0)
+    image = cv2.GaussianBlur(sharpened, (0, 0), 0.7)
+    dets = detections_for(camera, lone + others)
+    refs = colour_references_lab(image, dets.image_xy_px, list(dets.colour))
+    beside = colour_beside_winks_mm2(
+        image, camera, dets.mat_xy_mm, dets.radius_mm, list(dets.colour), refs
+    )
+    assert max(b.area_mm2 for b in beside.values()) < PEEK_MIN_AREA_MM2 / 2
+
+
+def test_a_missing_wink_whose_crescent_shows_is_not_inferred_potted() -> None:
+    # Five greens found; the sixth lies under the red wink, its crescent in
+    # view: it is on the mat, not in the pot (and the umpire is asked). With
+    # no crescent in the image the sixth is inferred potted as before.
+    camera = overhead_camera()
+    for with_crescent, potted in ((True, 0), (False, 1)):
+        in_image, found = _crescent_scene(with_crescent)
+        analysis = analyze_frame(
+            render(camera, in_image), camera, detections=detections_for(camera, found)
+        )
+        greens = analysis.board.of_colour(Colour.GREEN)
+        assert sum(w.status is WinkStatus.POTTED for w in greens) == potted
+        shows = [r for r in analysis.reviews if "shows beside red-L1" in r]
+        assert len(shows) == int(with_crescent)
