@@ -63,7 +63,8 @@ class FailureReason(enum.StrEnum):
     outline is probably not the mat's (a board's or paper's edge taken for one)."""
     FAINT_EDGES_UNVERIFIED = "faint-edges-unverified"
     """The mat's baselines were found but its edges are too faint against the
-    table, and the pot's rim does not vouch for the camera fitted to them."""
+    table: the pot's rim does not vouch for the camera fitted to them, or the
+    edges and baselines disagree too much to pin it down."""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from calibration.fit import (
     edge_lines,
     fit_camera,
     initial_camera,
+    line_jackknife_mm,
 )
 
 FloatArray = npt.NDArray[np.float64]
@@ -39,6 +40,9 @@ FloatArray = npt.NDArray[np.float64]
 ROUGH_WIDTH_FACTOR = 3.0
 #: A baseline counts as found when this fraction of its profiles show the line.
 BASELINE_FOUND_FRACTION = 0.5
+#: The stated error includes the delete-one-line jackknife only for fits with
+#: at least this many baselines found (see :func:`_refine`).
+MIN_JACKKNIFE_BASELINES = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +85,8 @@ class PipelineResult:
     edge_found_fraction: float
     #: Fitted from an outline of faint edges (``rough``): its edges are less sure.
     faint_edges: bool = False
+    #: How much the mapping rests on any one line, mm (:func:`line_jackknife_mm`).
+    jackknife_mm: float = 0.0
 
 
 def image_lab_float(image_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
@@ -231,6 +237,17 @@ def _refine(
                 fit_edge_offsets=offsets,
                 side_faces_only=few,
             )
+    # Left without one of its lines, a fit to the four edges and fewer than
+    # three baselines loses what fixes its scale, and the jackknife would
+    # measure that loss rather than the lines' disagreement (a right fit to a
+    # mat without baselines moved 15 mm).
+    jackknife_mm = (
+        line_jackknife_mm(
+            fit, fit_distortion=fit_distortion, fit_edge_offsets=offsets, side_faces_only=few
+        )
+        if n_found >= MIN_JACKKNIFE_BASELINES
+        else 0.0
+    )
     baselines = []
     kinds = fit.observations.kind
     for corner, frac, contrast, _ends_px, _ in info:
@@ -247,7 +264,12 @@ def _refine(
                 image_xy_px=fit.camera.mat_to_image(np.array(baseline_segment_mm(corner)[:2])),
             )
         )
-    return PipelineResult(fit=fit, baselines=tuple(baselines), edge_found_fraction=edge_frac)
+    return PipelineResult(
+        fit=fit,
+        baselines=tuple(baselines),
+        edge_found_fraction=edge_frac,
+        jackknife_mm=jackknife_mm,
+    )
 
 
 #: Bands of felt and of table compared across each edge by :func:`edge_colour_steps`:

@@ -87,8 +87,9 @@ class Calibration:
         The same on the mat, mm.
     mapping_sigma_mm : float
         Largest one-sigma uncertainty of the image-to-mat mapping over the mat,
-        mm: the fit's covariance plus a systematic 0.3 px of edge bias (see
-        :func:`calibration.fit.mapping_sigma_mm`).
+        mm: the fit's covariance, a systematic edge bias (0.3 px or more), and
+        how much the mapping moves when any one edge or baseline is left out
+        (see :func:`calibration.fit.mapping_sigma_mm`).
     edge_offsets_mm : (4,) ndarray
         How far outside each true edge the felt's visible edge lies (thickness,
         shadow), edges y-, x+, y+, x-.
