@@ -345,6 +345,13 @@ def assemble_board(
     # through the opening too, but would fit only high up, if at all.
     pot = pot_reading(camera, dets.image_xy_px, radius, pot_centre_mm)
     rim_distance, fit_height_mm, potted = pot.rim_distance_mm, pot.fit_height_mm, pot.potted
+    # The frame's colour of each wink colour: for the squop cues, the pot's
+    # opening and the colours beside winks.
+    refs = (
+        colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour))
+        if image_bgr is not None and n
+        else {}
+    )
     squops = analyse_squops(
         # Every field passes through; only the size classes may have been relabelled.
         replace(dets, size=sizes),
@@ -354,6 +361,7 @@ def assemble_board(
         exclude=potted,
         # A relabelled size class may be wrong: its radius could be 3 mm off.
         extra_sigma_mm=np.where(resized, LARGE_WINK_RADIUS_MM - SMALL_WINK_RADIUS_MM, 0.0),
+        colour_lab=refs,
     )
     mat_xy = squops.mat_xy_mm
     sigma = np.maximum(np.asarray(dets.centre_sigma_mm, float), CENTRE_SIGMA_FLOOR_MM)
@@ -533,8 +541,8 @@ def assemble_board(
     # anywhere are then not potted (hidden under others, or missed).
     pot_empty = False
     pot_seen: dict[Colour, bool] | None = None
-    if image_bgr is not None and min(map(len, seen_of.values())) < WINKS_PER_COLOUR:
-        refs = colour_references_lab(image_bgr, dets.image_xy_px, list(dets.colour)) if n else {}
+    short = min(map(len, seen_of.values())) < WINKS_PER_COLOUR
+    if image_bgr is not None and short:
         pot_seen = pot_colours_seen(image_bgr, camera, refs, pot_centre_mm)
         pot_empty = pot_seen is not None and not potted.any() and not any(pot_seen.values())
     # A wink lying against the pot's far side can be hidden by the pot itself
@@ -553,26 +561,17 @@ def assemble_board(
     # (Not with part of the mat hidden: hands are wink-like colours.)
     beside = dict.fromkeys(Colour, ColourBeside(0.0, -1))
     on_mat = np.array([bool(ids[i]) and not potted[i] for i in range(n)], dtype=bool)
-    if (
-        image_bgr is not None
-        and not hidden_area
-        and min(map(len, seen_of.values())) < WINKS_PER_COLOUR
-    ):
-        if on_mat.any():
-            beside = colour_beside_winks_mm2(
-                image_bgr,
-                camera,
-                mat_xy[on_mat],
-                radius[on_mat],
-                [dets.colour[i] for i in np.flatnonzero(on_mat)],
-                colour_references_lab(
-                    image_bgr,
-                    dets.image_xy_px[on_mat],
-                    [dets.colour[i] for i in np.flatnonzero(on_mat)],
-                ),
-                pot_centre_mm,
-                wanted=[c for c in Colour if len(seen_of[c]) < WINKS_PER_COLOUR],
-            )
+    if image_bgr is not None and short and not hidden_area and not pot_empty and on_mat.any():
+        beside = colour_beside_winks_mm2(
+            image_bgr,
+            camera,
+            mat_xy[on_mat],
+            radius[on_mat],
+            [dets.colour[i] for i in np.flatnonzero(on_mat)],
+            refs,
+            pot_centre_mm,
+            wanted=[c for c in Colour if len(seen_of[c]) < WINKS_PER_COLOUR],
+        )
     for colour in Colour:
         seen = seen_of[colour]
         in_pot_seen = sum(1 for i in seen if potted[i])

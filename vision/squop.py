@@ -26,7 +26,7 @@ guess is still given, but an umpire should look at it close up.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1302,6 +1302,7 @@ def analyse_squops(
     k_sigma: float = K_SIGMA,
     exclude: npt.NDArray[np.bool_] | None = None,
     extra_sigma_mm: npt.ArrayLike | None = None,
+    colour_lab: Mapping[Colour, FloatArray] | None = None,
 ) -> SquopAnalysis:
     """Call every squop among the detections.
 
@@ -1319,6 +1320,9 @@ def analyse_squops(
     extra_sigma_mm : (n,) array_like, optional
         More uncertainty of each wink's outline, added in quadrature: e.g. a
         size class in doubt (a radius 3 mm off).
+    colour_lab : mapping of Colour to (3,) ndarray, optional
+        :func:`colour_references_lab` of these detections in ``image_bgr``,
+        when the caller has it already.
 
     Returns
     -------
@@ -1356,11 +1360,11 @@ def analyse_squops(
         and separation_mm(plan_flat[i], radius[i], plan_flat[j], radius[j]) < CANDIDATE_MARGIN_MM
     )
     rims_flat = _image_rims_px(camera, plan_flat, radius, flat_z)
-    refs = (
-        colour_references_lab(image_bgr, image_xy, list(detections.colour))
-        if image_bgr is not None
-        else {}
-    )
+    refs: Mapping[Colour, FloatArray] = {}
+    if colour_lab is not None:
+        refs = colour_lab
+    elif image_bgr is not None:
+        refs = colour_references_lab(image_bgr, image_xy, list(detections.colour))
     rim_extent = np.abs(rims_flat - image_xy[:, None, :]).max(axis=(1, 2))
     scale_range = [_scale_range(r) for r in radius]
     evidence: dict[tuple[int, int], UpperEvidence] = {}

@@ -420,13 +420,16 @@ def own_unplayed_triangle(
     Positive means inside the triangle that holds that colour's unplayed
     winks (rules 3, 5.2).
     """
-    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
-    return np.array(
-        [
-            float(beyond_baseline_mm(p[None, :], corners_mm[Colour(c)])[0])
-            for p, c in zip(pts, colours, strict=True)
-        ]
-    )
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
+    if len(colours) != len(pts):
+        raise ValueError(f"{len(pts)} winks but {len(colours)} colours: give one colour a wink")
+    if len(pts) == 0:
+        return np.zeros(0)
+    # Each wink's unit vector towards its own corner, as beyond_baseline_mm.
+    towards = {c: np.asarray(corners_mm[c], dtype=float) for c in set(map(Colour, colours))}
+    towards = {c: d / np.hypot(*d) for c, d in towards.items()}
+    d = np.array([towards[Colour(c)] for c in colours])
+    return np.asarray(pts[:, 0] * d[:, 0] + pts[:, 1] * d[:, 1] - BASELINE_DISTANCE_MM, float)
 
 
 @dataclass(frozen=True)
