@@ -68,6 +68,15 @@ def _picked_pair_result(verdict: Verdict, names: dict[str, str], by_id: dict[str
     return "WRONG"
 
 
+def _tilt_error_deg(verdict: Verdict, scene: Scene) -> float | None:
+    """Angle between the fitted mat normal and the scene camera's true one, degrees."""
+    if verdict.plane_normal_camera is None:
+        return None
+    true_normal = -np.asarray(scene.camera.rotation)[:, 2]
+    cos = abs(float(np.dot(true_normal, verdict.plane_normal_camera)))
+    return round(float(np.degrees(np.arccos(min(1.0, cos)))), 2)
+
+
 def main(folders: list[Path], default_pair: bool) -> int:
     rows = []
     times = []
@@ -121,6 +130,10 @@ def main(folders: list[Path], default_pair: bool) -> int:
                     unc=round(verdict.uncertainty_mm, 3),
                     squopped=verdict.squopped,
                     got_upper=upper,
+                    tilt=round(verdict.plane_tilt_deg, 1),
+                    raised=verdict.upper_raised,
+                    tilt_error=_tilt_error_deg(verdict, scene),
+                    sigma={k: round(v, 3) for k, v in verdict.sigma_parts_mm},
                 )
                 if not same_pair:
                     row["result"] = "wrong pair"
@@ -172,7 +185,29 @@ def main(folders: list[Path], default_pair: bool) -> int:
             if r.get("result") in ("right", "WRONG", "too close")
         ]
         if err:
-            print(f"median |overlap error|: {statistics.median(err):.2f} mm")
+            print(
+                f"|overlap error|: median {statistics.median(err):.2f} mm, "
+                f"95th pct {float(np.percentile(err, 95)):.2f} mm"
+            )
+        measured = [r for r in rows if r.get("result") in ("right", "WRONG", "too close")]
+        if measured:
+            # The stated uncertainty claims ~95 %: the truth must fall inside it that often.
+            ratio = [abs(r["overlap"] + r["gap"]) / max(r["unc"], 1e-9) for r in measured]
+            outside = sum(q > 1.0 for q in ratio)
+            tilt_err = [r["tilt_error"] for r in measured if r.get("tilt_error") is not None]
+            if tilt_err:
+                print(
+                    "plane tilt error against the true camera: median "
+                    f"{statistics.median(tilt_err):.2f}, "
+                    f"75th pct {np.percentile(tilt_err, 75):.2f}, "
+                    f"90th pct {np.percentile(tilt_err, 90):.2f} degrees"
+                )
+            print(
+                f"truth outside the stated uncertainty: {outside} of {len(measured)} "
+                f"({100 * (1 - outside / len(measured)):.0f} % inside, target >= 95 %); "
+                f"95th pct |error| / uncertainty {float(np.percentile(ratio, 95)):.2f}, "
+                f"median uncertainty {statistics.median(r['unc'] for r in measured):.2f} mm"
+            )
     return 0
 
 

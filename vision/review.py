@@ -198,6 +198,11 @@ class Verdict:
     mm_per_px: float
     winks: tuple[ReviewedWink, ...]
     notes: tuple[str, ...] = ()
+    #: One-sigma parts of the uncertainty (mm) by name, before the coverage factor.
+    sigma_parts_mm: tuple[tuple[str, float], ...] = ()
+    #: The fitted mat plane's unit normal in the camera frame (x right, y down,
+    #: z forward), pointing into the table; None when not from a close-up.
+    plane_normal_camera: tuple[float, float, float] | None = None
 
     @property
     def summary(self) -> str:
@@ -1051,6 +1056,20 @@ def review_photo(
         mm_per_px=plane.mm_per_px_at(_contact_point_px(a, b)),
         winks=reviewed,
         notes=tuple(notes),
+        sigma_parts_mm=(
+            ("fit", sigma_fit),
+            ("fov", sigma_fov),
+            ("support", sigma_support),
+            ("size", sigma_size),
+            ("model", sigma_model),
+            ("faint", sigma_faint),
+            ("shape", sigma_shape),
+        ),
+        plane_normal_camera=(
+            float(plane.normal[0]),
+            float(plane.normal[1]),
+            float(plane.normal[2]),
+        ),
     )
 
 

@@ -474,3 +474,19 @@ def test_only_the_wink_in_front_of_a_squop_is_kept_off_the_plane_fit():
     on_mat = [lies_on_mat(w, winks) for w in winks]
     assert on_mat == [w is not top for w in winks]
     assert lies_on_mat(under, winks)
+
+
+def test_the_stated_uncertainty_is_the_coverage_times_its_one_sigma_parts():
+    from vision.review import COVERAGE_SIGMA
+
+    verdict = review_photo(_pair(1.0, upper_raised=True, tilt_deg=30.0))
+    parts = dict(verdict.sigma_parts_mm)
+    assert set(parts) == {"fit", "fov", "support", "size", "model", "faint", "shape"}
+    assert all(v >= 0.0 for v in parts.values())
+    assert verdict.uncertainty_mm == pytest.approx(
+        COVERAGE_SIGMA * math.sqrt(sum(v * v for v in parts.values())), rel=1e-9
+    )
+    # The plane's normal is reported in the camera frame: 30 degrees off the optical axis.
+    assert verdict.plane_normal_camera is not None
+    assert math.degrees(math.acos(verdict.plane_normal_camera[2])) == pytest.approx(30.0, abs=3.0)
+
