@@ -808,9 +808,10 @@ PEEK_CLEAR_OF_WINKS_MM = 1.5
 #: A colour's own winks explain its colour this far beyond their rims (a
 #: centre or a size class a little off), mm.
 PEEK_CLEAR_OF_OWN_MM = 3.0
-#: Samples this near the pot (its wall, the winks inside it) or the mat's
-#: edge (the table) are not looked at, mm.
-PEEK_POT_CLEAR_MM = 60.0
+#: Samples the pot covers in the image (its wall, the winks inside it), with
+#: this margin round its base and rim, or this near the mat's edge (the
+#: table) are not looked at, mm.
+PEEK_POT_MARGIN_MM = 3.0
 PEEK_EDGE_CLEAR_MM = 3.0
 #: Lab distance (lightness counted half) within which a sample is of a colour.
 PEEK_COLOUR_DISTANCE = 20.0
@@ -895,7 +896,6 @@ def colour_beside_winks_mm2(
     nb = neighbours[owner]  # (m, width)
     gap = np.hypot(*(pts[:, None, :] - centres[nb]).transpose(2, 0, 1)) - radius[nb]
     ok = gap.min(axis=1) >= PEEK_CLEAR_OF_WINKS_MM
-    ok &= np.hypot(*(pts - np.asarray(pot_centre_mm, float)).T) > PEEK_POT_CLEAR_MM
     ok &= np.abs(pts[:, 0]) < HALF_LENGTH_MM - PEEK_EDGE_CLEAR_MM
     ok &= np.abs(pts[:, 1]) < HALF_WIDTH_MM - PEEK_EDGE_CLEAR_MM
     if not ok.any():
@@ -913,6 +913,7 @@ def colour_beside_winks_mm2(
     px = steps[0][owner] + np.einsum("mij,mj->mi", jacobian[owner], offset)
     h, w = image_bgr.shape[:2]
     inside = (px[:, 0] >= 0) & (px[:, 0] <= w - 1) & (px[:, 1] >= 0) & (px[:, 1] <= h - 1)
+    inside &= ~_in_pot_outline_px(camera, px, pot_centre_mm)
     if not inside.any():
         return out
     owner, area, gap, nb, px = owner[inside], area[inside], gap[inside], nb[inside], px[inside]
@@ -948,4 +949,34 @@ def colour_beside_winks_mm2(
             per_wink_area = np.bincount(owner[hit], weights=area[hit], minlength=n)
             best = int(np.argmax(per_wink_area))
             out[colour] = ColourBeside(float(per_wink_area[best]), best)
+    return out
+
+
+def _in_pot_outline_px(
+    camera: CameraModel, image_xy_px: FloatArray, pot_centre_mm: Sequence[float]
+) -> npt.NDArray[np.bool_]:
+    """Whether image points fall on the pot as the camera sees it (base to rim, plus a margin)."""
+    angles = np.linspace(0.0, 2 * np.pi, 24, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], 1)
+    centre = np.asarray(pot_centre_mm, dtype=float)[:2]
+    base = centre + (POT_BASE_DIAMETER_MM / 2 + PEEK_POT_MARGIN_MM) * ring
+    rim = centre + (POT_TOP_DIAMETER_MM / 2 + PEEK_POT_MARGIN_MM) * ring
+    outline = camera.mat_to_image(
+        np.vstack(
+            [
+                np.hstack([base, np.zeros((24, 1))]),
+                np.hstack([rim, np.full((24, 1), POT_HEIGHT_MM)]),
+            ]
+        )
+    )
+    hull = cv2.convexHull(outline.astype(np.float32)).reshape(-1, 2).astype(float)
+    pts = np.asarray(image_xy_px, dtype=float).reshape(-1, 2)
+    lo, hi = hull.min(axis=0), hull.max(axis=0)
+    near = np.all((pts >= lo) & (pts <= hi), axis=1)
+    out = np.zeros(len(pts), dtype=bool)
+    if near.any():
+        edge = np.roll(hull, -1, axis=0) - hull
+        rel = pts[near][:, None, :] - hull[None, :, :]
+        cross = edge[None, :, 0] * rel[:, :, 1] - edge[None, :, 1] * rel[:, :, 0]
+        out[near] = np.all(cross >= 0, axis=1) | np.all(cross <= 0, axis=1)
     return out

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
+from calibration.camera import CameraModel
 from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
 from vision.board_builder import PEEK_MIN_AREA_MM2
 from vision.pipeline import analyze_frame, prepare_context
@@ -556,3 +557,38 @@ def test_a_missing_wink_whose_crescent_shows_is_not_inferred_potted() -> None:
         assert sum(w.status is WinkStatus.POTTED for w in greens) == potted
         shows = [r for r in analysis.reviews if "shows beside red-L1" in r]
         assert len(shows) == int(with_crescent)
+
+
+def _camera_looking_at_the_pot(elevation_deg: float, distance_mm: float) -> CameraModel:
+    """A 1080p camera on the -y side of the mat, aimed at the pot from the given elevation."""
+    e = np.radians(elevation_deg)
+    position = np.array([0.0, -np.cos(e), np.sin(e)]) * distance_mm
+    forward = -position / np.linalg.norm(position)
+    right = np.array([1.0, 0.0, 0.0])
+    down = np.cross(forward, right)
+    rotation = np.stack([right, down, forward])
+    focal = 1400.0
+    return CameraModel(
+        image_size_wh=(1920, 1080),
+        camera_matrix=np.array([[focal, 0, 959.5], [0, focal, 539.5], [0, 0, 1.0]]),
+        dist_coeffs=np.zeros(5),
+        rotation=rotation,
+        translation_mm=-rotation @ position,
+    )
+
+
+def test_a_potted_wink_seen_through_the_opening_is_not_a_colour_beside_a_wink() -> None:
+    # From a camera 45 degrees up the pot's opening, and the red wink
+    # inside it, cover mat just beyond the pot in the image: the rings round
+    # a blue wink lying there see red, which is the pot's content.
+    camera = _camera_looking_at_the_pot(elevation_deg=45.0, distance_mm=1700.0)
+    blue = SceneWink(Colour.BLUE, WinkSize.SMALL, 0.0, 45.0)
+    found = [blue, SceneWink(Colour.RED, WinkSize.SMALL, 300.0, -100.0)]
+    in_pot = SceneWink(Colour.RED, WinkSize.LARGE, 0.0, 8.0, 20.0)
+    image = render(camera, [in_pot, *found])
+    dets = detections_for(camera, found)
+    refs = colour_references_lab(image, dets.image_xy_px, list(dets.colour))
+    beside = colour_beside_winks_mm2(
+        image, camera, dets.mat_xy_mm, dets.radius_mm, list(dets.colour), refs
+    )
+    assert beside[Colour.RED].area_mm2 < PEEK_MIN_AREA_MM2 / 2
