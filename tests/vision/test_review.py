@@ -490,3 +490,21 @@ def test_the_stated_uncertainty_is_the_coverage_times_its_one_sigma_parts():
     assert verdict.plane_normal_camera is not None
     assert math.degrees(math.acos(verdict.plane_normal_camera[2])) == pytest.approx(30.0, abs=3.0)
 
+
+def test_a_neighbour_standing_clear_in_the_photo_cannot_be_holding_a_wink_up():
+    # Red and blue 0.8 mm apart, green 2 mm beyond red: near enough in plan to
+    # be under red, but a wink resting on another touches it, and green's
+    # outline stands well clear of red's. So neither of the pair can be raised
+    # and the view's 35 degrees of parallax does not widen the verdict.
+    tilt_deg = 35.0
+    image = render(
+        [(0.0, 0.0, 0.0, 22.0, RED), (19.8, 0.0, 0.0, 16.0, BLUE), (-24.0, 0.0, 0.0, 22.0, GREEN)],
+        tilt_deg=tilt_deg,
+    )
+    intr, rot, trans = _camera(tilt_deg, 200.0)
+    contact = _project(intr, rot, trans, np.array([[11.4, 0.0, 0.0]]))[0]
+    verdict = review_photo(image, near_xy_px=(float(contact[0]), float(contact[1])))
+    assert sorted(w.colour for w in verdict.winks if w.id in verdict.ids) == ["blue", "red"]
+    assert "neither could be raised" in verdict.notes[0]
+    assert verdict.squopped is False
+    assert verdict.overlap_mm == pytest.approx(-0.8, abs=verdict.uncertainty_mm)
