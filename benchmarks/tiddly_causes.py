@@ -21,9 +21,10 @@ differ, each wink that scores differently is given one cause:
 * ``potted count``: the potted count differs with no missed or false wink of
   the colour to explain it.
 
-Printed: per frame its causes (``--verbose``), then how many frames show
-each cause and in how many it is the only one (fixing it alone would make
-the frame exact).
+Printed: per frame its causes (``--verbose``), the frames with exact
+tiddlies, the colours with wrong tiddlies and by how many tiddlies in all,
+then how many frames show each cause and in how many it is the only one
+(fixing it alone would make the frame exact).
 
 Usage::
 
@@ -162,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     frames = exact = 0
+    colours_wrong = error = 0
     in_frames: Counter[str] = Counter()
     sole: Counter[str] = Counter()
     for img, js in bench_vision.scene_paths(args.dirs):
@@ -171,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         analysis = bench_vision.run_one(img, scene, "image", 0.0, 0)[0]
         causes, lines = frame_causes(scene, analysis.board)
         frames += 1
+        for colour, counts in scene.counts.items():
+            off_by = abs(analysis.board.tiddlies[colour] - counts.tiddlies)
+            colours_wrong += off_by > 0
+            error += off_by
         exact += not causes and not lines
         for cause in causes:
             in_frames[cause] += 1
@@ -180,6 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{img.parent.name}/{img.name}: " + ", ".join(sorted(causes)))
             print("\n".join(lines))
     print(f"overhead frames {frames}, exact tiddlies {exact}")
+    print(
+        f"colours with wrong tiddlies {colours_wrong} of {4 * frames}; "
+        f"tiddlies off by {error} in all (sum over colours of |ours - true|)"
+    )
     print(f"{'cause':36s} frames  only cause")
     for cause, n in in_frames.most_common():
         print(f"{cause:36s} {n:6d} {sole[cause]:11d}")
