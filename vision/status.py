@@ -880,6 +880,10 @@ def colour_beside_winks_mm2(
         -1, 2
     )
     owner = np.repeat(np.arange(n), per_wink)
+    # Rings round a wink of the only colour looked for cannot show it.
+    useful = np.array([any(c is not own for c in looked_for) for own in colours], dtype=bool)
+    if not useful.any():
+        return out
     # Each sample stands for its share of the ring's area.
     area = np.repeat(2 * np.pi * ring_r / _PEEK_ANGLES * _PEEK_STEP_MM, len(angles), axis=1)
     area = area.reshape(-1)
@@ -895,7 +899,7 @@ def colour_beside_winks_mm2(
         neighbours[k, 1 : 1 + len(others)] = others
     nb = neighbours[owner]  # (m, width)
     gap = np.hypot(*(pts[:, None, :] - centres[nb]).transpose(2, 0, 1)) - radius[nb]
-    ok = gap.min(axis=1) >= PEEK_CLEAR_OF_WINKS_MM
+    ok = (gap.min(axis=1) >= PEEK_CLEAR_OF_WINKS_MM) & useful[owner]
     ok &= np.abs(pts[:, 0]) < HALF_LENGTH_MM - PEEK_EDGE_CLEAR_MM
     ok &= np.abs(pts[:, 1]) < HALF_WIDTH_MM - PEEK_EDGE_CLEAR_MM
     if not ok.any():
@@ -908,9 +912,9 @@ def colour_beside_winks_mm2(
     steps = camera.mat_to_image(
         np.vstack([top, top + [1.0, 0.0, 0.0], top + [0.0, 1.0, 0.0]])
     ).reshape(3, n, 2)
-    jacobian = np.stack([steps[1] - steps[0], steps[2] - steps[0]], axis=2)  # px per mm
-    offset = pts - centres[owner]
-    px = steps[0][owner] + np.einsum("mij,mj->mi", jacobian[owner], offset)
+    along_x, along_y = steps[1] - steps[0], steps[2] - steps[0]  # px per mm
+    dx, dy = (pts - centres[owner]).T
+    px = steps[0][owner] + along_x[owner] * dx[:, None] + along_y[owner] * dy[:, None]
     h, w = image_bgr.shape[:2]
     inside = (px[:, 0] >= 0) & (px[:, 0] <= w - 1) & (px[:, 1] >= 0) & (px[:, 1] <= h - 1)
     inside &= ~_in_pot_outline_px(camera, px, pot_centre_mm)
