@@ -256,6 +256,8 @@ def _fit(
         disagreement = _pot_not_at_centre(image_lab, result.fit.camera)
     if disagreement is not None:
         return disagreement
+    # Last, as it refits once per line.
+    result = result.with_jackknife()
     sigma = mapping_sigma_mm(fit, faint_edges=result.faint_edges, jackknife_mm=result.jackknife_mm)
     if (not np.isfinite(sigma) or sigma > MAX_MAPPING_SIGMA_MM) and rough and not manual:
         # The mat's baselines were seen (a faint outline needs all four), so

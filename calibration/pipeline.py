@@ -41,7 +41,7 @@ ROUGH_WIDTH_FACTOR = 3.0
 #: A baseline counts as found when this fraction of its profiles show the line.
 BASELINE_FOUND_FRACTION = 0.5
 #: The stated error includes the delete-one-line jackknife only for fits with
-#: at least this many baselines found (see :func:`_refine`).
+#: at least this many baselines found (see :meth:`PipelineResult.with_jackknife`).
 MIN_JACKKNIFE_BASELINES = 3
 
 
@@ -85,8 +85,32 @@ class PipelineResult:
     edge_found_fraction: float
     #: Fitted from an outline of faint edges (``rough``): its edges are less sure.
     faint_edges: bool = False
-    #: How much the mapping rests on any one line, mm (:func:`line_jackknife_mm`).
+    #: The last fit's settings, which :meth:`with_jackknife` repeats.
+    fit_distortion: bool = True
+    fit_edge_offsets: bool = False
+    side_faces_only: bool = False
+    #: How much the mapping rests on any one line, mm (:func:`line_jackknife_mm`);
+    #: 0 until :meth:`with_jackknife` has run.
     jackknife_mm: float = 0.0
+
+    def with_jackknife(self) -> PipelineResult:
+        """A copy with :attr:`jackknife_mm` measured (a refit per line: run it last).
+
+        Left without one of its lines, a fit to the four edges and fewer than
+        :data:`MIN_JACKKNIFE_BASELINES` baselines loses what fixes its scale,
+        and the jackknife would measure that loss rather than the lines'
+        disagreement (a right fit to a mat without baselines moved 15 mm):
+        such fits keep 0.
+        """
+        if sum(b.found for b in self.baselines) < MIN_JACKKNIFE_BASELINES:
+            return self
+        jackknife_mm = line_jackknife_mm(
+            self.fit,
+            fit_distortion=self.fit_distortion,
+            fit_edge_offsets=self.fit_edge_offsets,
+            side_faces_only=self.side_faces_only,
+        )
+        return replace(self, jackknife_mm=jackknife_mm)
 
 
 def image_lab_float(image_bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
@@ -237,17 +261,6 @@ def _refine(
                 fit_edge_offsets=offsets,
                 side_faces_only=few,
             )
-    # Left without one of its lines, a fit to the four edges and fewer than
-    # three baselines loses what fixes its scale, and the jackknife would
-    # measure that loss rather than the lines' disagreement (a right fit to a
-    # mat without baselines moved 15 mm).
-    jackknife_mm = (
-        line_jackknife_mm(
-            fit, fit_distortion=fit_distortion, fit_edge_offsets=offsets, side_faces_only=few
-        )
-        if n_found >= MIN_JACKKNIFE_BASELINES
-        else 0.0
-    )
     baselines = []
     kinds = fit.observations.kind
     for corner, frac, contrast, _ends_px, _ in info:
@@ -268,7 +281,9 @@ def _refine(
         fit=fit,
         baselines=tuple(baselines),
         edge_found_fraction=edge_frac,
-        jackknife_mm=jackknife_mm,
+        fit_distortion=fit_distortion,
+        fit_edge_offsets=offsets,
+        side_faces_only=few,
     )
 
 
