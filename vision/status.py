@@ -815,6 +815,10 @@ PEEK_POT_MARGIN_MM = 3.0
 PEEK_EDGE_CLEAR_MM = 3.0
 #: Lab distance (lightness counted half) within which a sample is of a colour.
 PEEK_COLOUR_DISTANCE = 20.0
+#: A colour within this Lab distance of the felt (lightness counted half) is
+#: not looked for: the felt's own shading and shadows by piles pass for it
+#: (green winks on green felt measure 15-24 from it, other colours 50-100).
+PEEK_FELT_CONTRAST = 30.0
 #: A sharpened frame rings round a wink with felt pushed away from the
 #: wink's colour, up to this fraction of their difference (a blue wink on
 #: green felt gets a halo of greener felt).
@@ -944,6 +948,8 @@ def colour_beside_winks_mm2(
     t = np.clip(along / norm2, -PEEK_HALO, 1.0)
     blend = np.sqrt(sum((planes[ch] - t * axis_w[owner, ch]) ** 2 for ch in range(3)))
     for k, colour in enumerate(looked_for, start=1):
+        if float(np.hypot.reduce(refs_w[k])) < PEEK_FELT_CONTRAST:
+            continue  # a colour the felt's shadows pass for (green on green felt)
         index = list(Colour).index(colour)
         hit = (nearest == k) & (dist[:, k] < PEEK_COLOUR_DISTANCE) & (dist[:, k] < blend)
         hit &= colour_of[owner] != index
