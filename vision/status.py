@@ -624,9 +624,11 @@ def pot_colours_seen(
         [np.asarray(colour_lab.get(c, TYPICAL_WINK_LAB[c]), float) for c in Colour]
         + [np.asarray(TYPICAL_WINK_LAB[c], float) for c in Colour]
     )
-    dist = np.linalg.norm((lab[:, None, :] - refs[None, :, :]) * weights, axis=2)
-    nearest = np.argmin(dist, axis=1)
-    close = dist[np.arange(len(lab)), nearest] < POT_COLOUR_DISTANCE
+    # Squared distances, one channel plane at a time (numpy reduces a
+    # trailing axis of three slowly).
+    dist2 = sum(((lab[:, ch, None] - refs[None, :, ch]) * weights[ch]) ** 2 for ch in range(3))
+    nearest = np.argmin(dist2, axis=1)
+    close = dist2[np.arange(len(lab)), nearest] < POT_COLOUR_DISTANCE**2
     mm_per_px = camera.mm_per_px_at([centre[0], centre[1], POT_HEIGHT_MM / 2])
     small_wink_px = np.pi * (SMALL_WINK_RADIUS_MM / mm_per_px) ** 2
     share = {c: 0 for c in Colour}
