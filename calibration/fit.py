@@ -541,6 +541,7 @@ _SIGMA_POINTS_MM = np.array(
         for y in (-HALF_WIDTH_MM, 0.0, HALF_WIDTH_MM)
     ]
 )
+_SIGMA_POINTS_MM.setflags(write=False)
 
 
 def line_ids(obs: Observations) -> npt.NDArray[np.int_]:
@@ -569,7 +570,7 @@ def line_jackknife_mm(
     The fit is repeated without each edge and baseline in turn (the other
     settings as the fit's own), and the spread of the mapped images of the
     mat's corners, edge midpoints and centre over those fits is scaled to a
-    standard error (Quenouille-Tukey: ``sqrt((n - 1) / n * sum(d_i - mean)**2)``);
+    standard error (Quenouille-Tukey: ``sqrt((n - 1) / n * sum((d_i - mean)**2))``);
     the largest over those points is returned.
 
     The fit's covariance treats every point as independent; but the points of
@@ -619,7 +620,7 @@ def mapping_sigma_mm(
     """Largest one-sigma error of the image-to-mat mapping over the mat, mm.
 
     Two terms, added in quadrature at each of fixed image points (the images of
-    the mat's corners, edge midpoints and centre), the largest total returned:
+    the mat's corners, edge midpoints and centre), the largest total taken:
 
     - statistical: linear propagation of the fit's parameter covariance;
     - systematic: :func:`systematic_bias_px` times the mat millimetres
