@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from rules.board import Colour, WinkSize
 from rules.squidge_off import (
+    TIE_TOLERANCE_MM,
     SquidgeOutcome,
     SquidgeWink,
     distance_to_pot_mm,
@@ -60,6 +61,13 @@ def test_equal_distances_on_the_mat_tie() -> None:
     assert result.resquidge == (B, G)
 
 
+def test_distances_equal_but_for_float_rounding_tie() -> None:
+    # 5.4.2: 125.26 - 8 - 19 and 128.26 - 11 - 19 are both 98.26 mm, but not as floats.
+    small, large = on(125.26, size=WinkSize.SMALL), on(128.26, size=WinkSize.LARGE)
+    assert distance_to_pot_mm(small) != distance_to_pot_mm(large)
+    assert squidge_off({B: small, G: large}).resquidge == (B, G)
+
+
 def test_a_resquidge_takes_only_the_tied_colours() -> None:
     # 5.4.2: the second round is played by blue and red alone.
     assert squidge_off({B: on(50.0), R: on(40.0)}).winner is R
@@ -97,10 +105,20 @@ def test_exactly_one_winner_or_at_least_two_tied(winks: dict[Colour, SquidgeWink
 
 @given(entries)
 def test_the_winner_is_no_further_than_any_other(winks: dict[Colour, SquidgeWink]) -> None:
+    # 5.4.1: the winner, or every colour that resquidges, is nearest, and every other colour is
+    # further. "Tied" means equal to within TIE_TOLERANCE_MM, the float rounding of the edge
+    # distance (a small wink at 57 mm and a large one at 60 mm are both 30 mm away).
     result = squidge_off(winks)
-    chosen = [result.winner] if result.winner else list(result.resquidge)
-    best = distance_to_pot_mm(winks[chosen[0]])
-    assert all(distance_to_pot_mm(w) >= best for w in winks.values())
+    chosen = {result.winner} if result.winner else set(result.resquidge)
+    best = min(distance_to_pot_mm(w) for w in winks.values())
+    for colour, wink in winks.items():
+        distance_mm = distance_to_pot_mm(wink)
+        # Potted is -inf and off is +inf: equal infinities are a tie, not nan.
+        beyond_best_mm = 0.0 if distance_mm == best else distance_mm - best
+        if colour in chosen:
+            assert beyond_best_mm <= TIE_TOLERANCE_MM
+        else:
+            assert beyond_best_mm > TIE_TOLERANCE_MM
 
 
 @given(entries)
