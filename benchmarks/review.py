@@ -243,6 +243,17 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
                 f"|overlap - on true plane| median {statistics.median(plane_part):.2f}, "
                 f"95th pct {float(np.percentile(plane_part, 95)):.2f} mm"
             )
+            against = [
+                abs(r["overlap"] - r["overlap_true_plane"]) / max(r["sigma"]["plane"], 1e-9)
+                for r in split
+                if "plane" in r["sigma"]
+            ]
+            if against:
+                print(
+                    "  the fitted plane's part in units of its stated one sigma: median "
+                    f"{statistics.median(against):.1f}, "
+                    f"95th pct {float(np.percentile(against, 95)):.1f}"
+                )
         measured = [r for r in rows if r.get("result") in ("right", "WRONG", "too close")]
         if measured:
             # The stated uncertainty claims ~95 %: the truth must fall inside it that often.
@@ -255,6 +266,13 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
                     f"{statistics.median(tilt_err):.2f}, "
                     f"75th pct {np.percentile(tilt_err, 75):.2f}, "
                     f"90th pct {np.percentile(tilt_err, 90):.2f} degrees"
+                )
+            plane_sigma = [r["sigma"]["plane"] for r in measured if "plane" in r["sigma"]]
+            if plane_sigma:
+                print(
+                    "the mat plane's own one-sigma part: median "
+                    f"{statistics.median(plane_sigma):.3f}, "
+                    f"90th pct {np.percentile(plane_sigma, 90):.3f} mm"
                 )
             print(
                 f"truth outside the stated uncertainty: {outside} of {len(measured)} "

@@ -16,7 +16,6 @@ from calibration.camera import CameraModel
 from vision.closeup import ImageEllipse, fit_ellipse_direct
 from vision.review import (
     COVERAGE_SIGMA,
-    MODEL_SIGMA_MM,
     NoCandidatePairError,
     PairNotFoundError,
     ReviewedWink,
@@ -26,6 +25,10 @@ from vision.review import (
 
 FloatArray = npt.NDArray[np.float64]
 
+#: One-sigma modelling error of a webcam call, mm: the close-ups' flat allowance
+#: as it was before their fitted plane got a part of its own (the webcam's
+#: plane comes from the mat's calibration, so nothing here narrows it).
+MODEL_SIGMA_MM = 0.12
 #: Below this the frame does not show clearly which wink is on top.
 MIN_UPPER_CONFIDENCE = 0.5
 

@@ -22,6 +22,8 @@ from vision.closeup_geometry import (
     PinholeIntrinsics,
     estimate_plane,
     fit_plane_to_circles,
+    plane_spread,
+    tilted,
 )
 from vision.review import (
     NoCandidatePairError,
@@ -481,7 +483,7 @@ def test_the_stated_uncertainty_is_the_coverage_times_its_one_sigma_parts():
 
     verdict = review_photo(_pair(1.0, upper_raised=True, tilt_deg=30.0))
     parts = dict(verdict.sigma_parts_mm)
-    assert set(parts) == {"fit", "fov", "support", "size", "model", "faint", "shape"}
+    assert set(parts) == {"fit", "fov", "support", "size", "model", "faint", "shape", "plane"}
     assert all(v >= 0.0 for v in parts.values())
     assert verdict.uncertainty_mm == pytest.approx(
         COVERAGE_SIGMA * math.sqrt(sum(v * v for v in parts.values())), rel=1e-9
@@ -508,3 +510,112 @@ def test_a_neighbour_standing_clear_in_the_photo_cannot_be_holding_a_wink_up():
     assert "neither could be raised" in verdict.notes[0]
     assert verdict.squopped is False
     assert verdict.overlap_mm == pytest.approx(-0.8, abs=verdict.uncertainty_mm)
+
+
+def _noisy_rims(discs, tilt_deg, seed, wobble_px=0.5, distance_mm=250.0):
+    """Rims of flat discs ``(x_mm, y_mm, diameter_mm)``, each outline bent by smooth waves.
+
+    The waves (orders 2-5 round the rim, ``wobble_px`` each) stand for an
+    outline's errors along stretches of it, plus 0.3 px of noise per point.
+    Returns the intrinsics, the rims, the true normal and the true distance.
+    """
+    intr, rot, trans = _camera(tilt_deg, distance_mm)
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    rims = []
+    for x, y, d in discs:
+        ring = np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))])
+        pts = _project(intr, rot, trans, ring)
+        out = pts - pts.mean(axis=0)
+        out /= np.linalg.norm(out, axis=1)[:, None]
+        bend = sum(
+            rng.normal(0, wobble_px) * np.cos(k * t + rng.uniform(0, 2 * np.pi))
+            for k in range(2, 6)
+        )
+        rims.append(pts + out * (bend + rng.normal(0, 0.3, len(t)))[:, None])
+    normal = rot @ np.array([0.0, 0.0, -1.0])
+    return intr, rims, normal, float(trans @ normal)
+
+
+FOUR_SPREAD = [(-40.0, -25.0, 22.0), (35.0, -10.0, 16.0), (-5.0, 30.0, 22.0), (45.0, 40.0, 16.0)]
+
+
+@pytest.mark.parametrize(
+    ("discs", "tilt_deg"),
+    [
+        (FOUR_SPREAD, 3.0),  # four winks over the view, nearly straight down
+        ([(0.0, 0.0, 22.0), (25.0, 5.0, 16.0)], 30.0),  # two winks side by side, hand-held angle
+    ],
+)
+def test_the_planes_stated_spread_matches_how_far_its_fits_scatter(discs, tilt_deg):
+    errors_deg, stated_deg = [], []
+    for seed in range(16):
+        intr, rims, normal, distance = _noisy_rims(discs, tilt_deg, seed)
+        diameters = [d for *_, d in discs]
+        plane = fit_plane_to_circles(
+            MatPlane(intr, normal, distance), rims, diameters, thickness_mm=0.0
+        )
+        errors_deg.append(math.degrees(math.acos(min(1.0, float(plane.normal @ normal)))))
+        # The rims' sizes carry no bias here, so their radii are held to the known sizes.
+        spread = plane_spread(plane, rims, diameters, thickness_mm=0.0, radius_sigma_mm=1e-6)
+        stated_deg.append(spread.tilt_sigma_deg)
+    rms_error = math.sqrt(float(np.mean(np.square(errors_deg))))
+    # One sigma of the normal's two turns together against the rms angle: the
+    # same to within a factor of two (16 draws, a linearised fit).
+    assert 0.5 < rms_error / float(np.median(stated_deg)) < 2.0
+
+
+def test_a_plane_fixed_by_one_wink_seen_straight_down_is_stated_looser_than_by_four():
+    spreads = []
+    for discs in ([(0.0, 0.0, 22.0)], FOUR_SPREAD):
+        intr, rims, normal, distance = _noisy_rims(discs, 3.0, seed=1)
+        diameters = [d for *_, d in discs]
+        plane = fit_plane_to_circles(
+            MatPlane(intr, normal, distance), rims, diameters, thickness_mm=0.0
+        )
+        spreads.append(plane_spread(plane, rims, diameters, thickness_mm=0.0).tilt_sigma_deg)
+    one, four = spreads
+    assert one > 2 * four
+
+
+def test_exact_circles_state_no_spread_and_a_step_is_a_small_turn():
+    intr, rot, trans = _camera(20.0, 250.0)
+    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    rims = [
+        _project(
+            intr,
+            rot,
+            trans,
+            np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))]),
+        )
+        for x, y, d in FOUR_SPREAD
+    ]
+    normal = rot @ np.array([0.0, 0.0, -1.0])
+    plane = MatPlane(intr, normal, float(trans @ normal))
+    spread = plane_spread(plane, rims, [d for *_, d in FOUR_SPREAD], thickness_mm=0.0)
+    assert spread.tilt_sigma_deg < 0.01
+    # tilted() turns the normal by the step's angle and scales the distance.
+    turned = tilted(plane, np.array([math.radians(2.0), 0.0, math.log(1.1)]))
+    assert math.degrees(math.acos(float(turned.normal @ normal))) == pytest.approx(2.0, abs=1e-3)
+    assert turned.distance_mm == pytest.approx(1.1 * plane.distance_mm)
+
+
+def test_more_winks_lying_flat_around_a_pair_narrow_its_plane_part():
+    # The pair (a 1 mm gap) seen nearly straight down, alone and then with three
+    # more winks lying flat about 40 mm around it: those fix the plane's tilt,
+    # which two winks side by side leave loose across their line.
+    pair = [(0.0, 0.0, 0.0, 22.0, RED), (20.0, 0.0, 0.0, 16.0, BLUE)]
+    around = [
+        (-30.0, 28.0, 0.0, 22.0, GREEN),
+        (35.0, 30.0, 0.0, 22.0, RED),
+        (5.0, -38.0, 0.0, 16.0, GREEN),
+    ]
+    intr, rot, trans = _camera(3.0, 200.0)
+    contact = _project(intr, rot, trans, np.array([[11.5, 0.0, 0.0]]))[0]
+    near = (float(contact[0]), float(contact[1]))
+    alone = review_photo(render(pair, tilt_deg=3.0), near_xy_px=near)
+    among = review_photo(render(pair + around, tilt_deg=3.0), near_xy_px=near)
+    for verdict in (alone, among):
+        assert sorted(w.colour for w in verdict.winks if w.id in verdict.ids) == ["blue", "red"]
+        assert verdict.overlap_mm == pytest.approx(-1.0, abs=verdict.uncertainty_mm)
+    assert dict(among.sigma_parts_mm)["plane"] < dict(alone.sigma_parts_mm)["plane"]
