@@ -557,7 +557,9 @@ def assemble_board(
     )
     # A wink lying mostly under another of another colour can be missed while
     # its crescent still shows beyond the upper wink's rim: a colour short of
-    # winks whose colour shows there has one on the mat, not in the pot.
+    # winks whose colour shows there has one on the mat, not in the pot. Its
+    # place is not measured, so it is left off the board (scoring nothing, as
+    # a squopped wink would) and named in a review line for the umpire.
     # (Not with part of the mat hidden: hands are wink-like colours.)
     beside = dict.fromkeys(Colour, ColourBeside(0.0, -1))
     on_mat = np.array([bool(ids[i]) and not potted[i] for i in range(n)], dtype=bool)
