@@ -1090,12 +1090,18 @@ def review_photo(
         if near_xy_px is not None
         else np.array([(width - 1) / 2, (height - 1) / 2])
     )
+    # With no wink near the target the plane was fitted to the nearest ones
+    # further off (``rectify``'s fallback): their spread is the plane's.
     sigma_plane = _plane_sigma_mm(
         plane,
         winks,
         sizes,
         _flat_near(winks, target, PLANE_REACH * width, detected)
-        or _near(winks, target, PLANE_REACH * width),
+        or _near(winks, target, PLANE_REACH * width)
+        or sorted(
+            _near(winks, target, math.inf),
+            key=lambda k: float(np.hypot(*(np.asarray(winks[k].ellipse.centre_xy_px) - target))),
+        )[:6],
         lambda p: _overlap_estimate(p, a, b, da, db, top, rests_elsewhere, near_a_third, apart)[0],
     )
     sigma_faint = math.sqrt(sum(_faint_sigma_mm(plane, w, d) ** 2 for w, d in faint_winks))

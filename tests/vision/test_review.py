@@ -619,3 +619,18 @@ def test_more_winks_lying_flat_around_a_pair_narrow_its_plane_part():
         assert sorted(w.colour for w in verdict.winks if w.id in verdict.ids) == ["blue", "red"]
         assert verdict.overlap_mm == pytest.approx(-1.0, abs=verdict.uncertainty_mm)
     assert dict(among.sigma_parts_mm)["plane"] < dict(alone.sigma_parts_mm)["plane"]
+
+
+def test_a_pair_far_from_the_photos_centre_keeps_its_planes_own_spread():
+    # Without --near the plane is fitted round the photo's centre, falling back
+    # to the winks further off; its spread must come from those same winks,
+    # not from none (which once stated a 10-degree plane and +/- 7 mm here).
+    def verdict_at(x0_mm):
+        discs = [(x0_mm, 0.0, 0.0, 22.0, RED), (x0_mm + 20.0, 0.0, 0.0, 16.0, BLUE)]
+        return review_photo(render(discs, tilt_deg=3.0))
+
+    centred, off_centre = verdict_at(0.0), verdict_at(-95.0)
+    assert off_centre.squopped is False  # a 1 mm gap
+    assert off_centre.uncertainty_mm < 1.0
+    plane_mm = dict(off_centre.sigma_parts_mm)["plane"]
+    assert plane_mm < 2 * dict(centred.sigma_parts_mm)["plane"]
