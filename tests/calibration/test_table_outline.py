@@ -88,3 +88,27 @@ def test_an_outline_with_one_edge_out_on_the_table_is_refused(
     assert failure.reason is FailureReason.EVIDENCE_DISAGREES
     assert f"one {edge} edge" in failure.message
     assert "give the mat's four corners by hand" in failure.message
+
+
+def test_the_mats_own_edges_pass_with_a_dark_floor_beside_two_of_them() -> None:
+    # A mat in a table's corner: a dark floor 20 mm beyond two edges makes their
+    # steps ~16 times the two faint ones, which once put a faint true edge under
+    # 0.2 of the four edges' median, so even corners given by hand were refused.
+    truth = look_at_camera(SIZE_WH, (150.0, -200.0, 1750.0), k1=-0.05)
+    image = render_mat(
+        truth,
+        felt_bgr=(150, 170, 182),
+        table_bgr=(138, 160, 174),
+        line_bgr=(60, 60, 62),
+        blue_corner_mm=None,
+        table_grain=0.04,
+        seed=11,
+    )
+    w, h = SIZE_WH
+    gx, gy = np.meshgrid(np.arange(w, dtype=float), np.arange(h, dtype=float))
+    mat_xy = truth.image_to_mat(np.stack([gx.ravel(), gy.ravel()], axis=1))
+    beyond = (mat_xy[:, 0] > HALF_LENGTH_MM + 20.0) | (mat_xy[:, 1] > HALF_WIDTH_MM + 20.0)
+    image[beyond.reshape(h, w)] = (25, 25, 25)
+    image_lab = image_lab_float(image)
+    assert _edges_show_no_step(image_lab, truth, manual=True) is None
+    assert _edges_show_no_step(image_lab, truth, manual=False) is None
