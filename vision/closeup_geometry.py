@@ -438,19 +438,10 @@ def fit_plane_to_circles(
         [max(tilt0, 1e-3), az0, math.log(plane.distance_mm), *np.concatenate(starts)],
         dtype=np.float64,
     )
-    weights = [1.0 / math.sqrt(len(r)) for r in rims]
 
     def residuals(x: FloatArray) -> FloatArray:
         trial = MatPlane(intr, _normal_from_angles(x[0], x[1]), math.exp(x[2]))
-        centres = trial.to_plane(x[3:].reshape(-1, 2), 0.0)
-        out = []
-        for rim, centre, diameter, weight in zip(rims, centres, diameters_mm, weights, strict=True):
-            heights = rim_heights_mm(
-                trial.to_plane(rim, thickness_mm / 2), centre, 0.0, thickness_mm
-            )
-            p = trial.to_plane(rim, heights)
-            out.append(weight * (np.hypot(p[:, 0] - centre[0], p[:, 1] - centre[1]) - diameter / 2))
-        return np.concatenate(out)
+        return _circle_residuals(trial, rims, x[3:].reshape(-1, 2), diameters_mm, thickness_mm)
 
     n = len(rims)
     lower = np.array([0.0, az0 - 4.0, x0[2] - 1.5, *([-np.inf] * (2 * n))])
@@ -479,7 +470,8 @@ def _circle_residuals(
     """Each rim point's distance off its wink's circle of known size on ``plane``, mm.
 
     Each rim is weighted by one over the square root of its length, so that
-    each wink counts equally (as in :func:`fit_plane_to_circles`).
+    each wink counts equally. These are what :func:`fit_plane_to_circles`
+    minimises and :func:`plane_spread` linearises.
     """
     centres = plane.to_plane(centres_image_px, 0.0)
     out = []
@@ -487,7 +479,7 @@ def _circle_residuals(
         heights = rim_heights_mm(plane.to_plane(rim, thickness_mm / 2), centre, 0.0, thickness_mm)
         p = plane.to_plane(rim, heights)
         miss = np.hypot(p[:, 0] - centre[0], p[:, 1] - centre[1]) - diameter / 2
-        out.append(miss / math.sqrt(len(rim)))
+        out.append(1.0 / math.sqrt(len(rim)) * miss)
     return np.concatenate(out)
 
 
