@@ -64,6 +64,20 @@ def _project(intr, rot, trans, pts):
     )
 
 
+def _flat_rims(intr, rot, trans, discs):
+    """Exact image rims (360 points each) of discs ``(x_mm, y_mm, diameter_mm)`` flat on the mat."""
+    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    return [
+        _project(
+            intr,
+            rot,
+            trans,
+            np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))]),
+        )
+        for x, y, d in discs
+    ]
+
+
 def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0, felt_bgr=FELT_BGR):
     """Draw discs ``(x_mm, y_mm, base_mm, diameter_mm, bgr)`` in order (last on top)."""
     intr, rot, trans = _camera(tilt_deg, distance_mm)
@@ -443,17 +457,8 @@ def test_loose_fits_to_clutter_do_not_outvote_the_winks_sizes():
 )
 def test_circles_of_known_size_pull_the_plane_to_its_true_tilt(tilt_deg, start_off_deg):
     intr, rot, trans = _camera(tilt_deg, 250.0)
-    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
     discs = [(-40.0, -25.0, 22.0), (35.0, -10.0, 16.0), (-5.0, 30.0, 22.0), (45.0, 40.0, 16.0)]
-    rims = [
-        _project(
-            intr,
-            rot,
-            trans,
-            np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))]),
-        )
-        for x, y, d in discs
-    ]
+    rims = _flat_rims(intr, rot, trans, discs)
     true_normal = rot @ np.array([0.0, 0.0, -1.0])
     off = math.radians(tilt_deg + start_off_deg)
     # The mat (z = 0) in the camera frame: normal . X = normal . t.
@@ -523,9 +528,7 @@ def _noisy_rims(discs, tilt_deg, seed, wobble_px=0.5, distance_mm=250.0):
     rng = np.random.default_rng(seed)
     t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
     rims = []
-    for x, y, d in discs:
-        ring = np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))])
-        pts = _project(intr, rot, trans, ring)
+    for pts in _flat_rims(intr, rot, trans, discs):
         out = pts - pts.mean(axis=0)
         out /= np.linalg.norm(out, axis=1)[:, None]
         bend = sum(
@@ -580,16 +583,7 @@ def test_a_plane_fixed_by_one_wink_seen_straight_down_is_stated_looser_than_by_f
 
 def test_exact_circles_state_no_spread_and_a_step_is_a_small_turn():
     intr, rot, trans = _camera(20.0, 250.0)
-    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
-    rims = [
-        _project(
-            intr,
-            rot,
-            trans,
-            np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))]),
-        )
-        for x, y, d in FOUR_SPREAD
-    ]
+    rims = _flat_rims(intr, rot, trans, FOUR_SPREAD)
     normal = rot @ np.array([0.0, 0.0, -1.0])
     plane = MatPlane(intr, normal, float(trans @ normal))
     spread = plane_spread(plane, rims, [d for *_, d in FOUR_SPREAD], thickness_mm=0.0)
