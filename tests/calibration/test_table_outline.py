@@ -26,8 +26,8 @@ SIZE_WH = (800, 450)
 TABLE_END_X_MM = HALF_LENGTH_MM + 120.0
 
 
-@pytest.fixture(scope="module")
-def beige_mat_near_the_tables_end():
+def _beige_mat_on_a_beige_table():
+    """The camera, its picture, and each pixel's place on the mat's plane ((h, w, 2), mm)."""
     truth = look_at_camera(SIZE_WH, (150.0, -200.0, 1750.0), k1=-0.05)
     image = render_mat(
         truth,
@@ -41,7 +41,13 @@ def beige_mat_near_the_tables_end():
     w, h = SIZE_WH
     gx, gy = np.meshgrid(np.arange(w, dtype=float), np.arange(h, dtype=float))
     mat_xy = truth.image_to_mat(np.stack([gx.ravel(), gy.ravel()], axis=1))
-    image[(mat_xy[:, 0] > TABLE_END_X_MM).reshape(h, w)] = (100, 118, 130)
+    return truth, image, mat_xy.reshape(h, w, 2)
+
+
+@pytest.fixture(scope="module")
+def beige_mat_near_the_tables_end():
+    truth, image, mat_xy = _beige_mat_on_a_beige_table()
+    image[mat_xy[..., 0] > TABLE_END_X_MM] = (100, 118, 130)
     return truth, image_lab_float(image)
 
 
@@ -94,21 +100,9 @@ def test_the_mats_own_edges_pass_with_a_dark_floor_beside_two_of_them() -> None:
     # A mat in a table's corner: a dark floor 20 mm beyond two edges makes their
     # steps ~16 times the two faint ones, which once put a faint true edge under
     # 0.2 of the four edges' median, so even corners given by hand were refused.
-    truth = look_at_camera(SIZE_WH, (150.0, -200.0, 1750.0), k1=-0.05)
-    image = render_mat(
-        truth,
-        felt_bgr=(150, 170, 182),
-        table_bgr=(138, 160, 174),
-        line_bgr=(60, 60, 62),
-        blue_corner_mm=None,
-        table_grain=0.04,
-        seed=11,
-    )
-    w, h = SIZE_WH
-    gx, gy = np.meshgrid(np.arange(w, dtype=float), np.arange(h, dtype=float))
-    mat_xy = truth.image_to_mat(np.stack([gx.ravel(), gy.ravel()], axis=1))
-    beyond = (mat_xy[:, 0] > HALF_LENGTH_MM + 20.0) | (mat_xy[:, 1] > HALF_WIDTH_MM + 20.0)
-    image[beyond.reshape(h, w)] = (25, 25, 25)
+    truth, image, mat_xy = _beige_mat_on_a_beige_table()
+    beyond = (mat_xy[..., 0] > HALF_LENGTH_MM + 20.0) | (mat_xy[..., 1] > HALF_WIDTH_MM + 20.0)
+    image[beyond] = (25, 25, 25)
     image_lab = image_lab_float(image)
     assert _edges_show_no_step(image_lab, truth, manual=True) is None
     assert _edges_show_no_step(image_lab, truth, manual=False) is None
