@@ -77,6 +77,7 @@ a failed one are not fitted again.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -1026,21 +1027,21 @@ def _sample_rims(
     (else all -1), which only seeds need.
     """
     n = len(centres_mm)
-    radii = np.arange(_RAY_START_MM, _RAY_STOP_MM, _RAY_STEP_MM)
+    radii, unit, offsets, offsets_x, offsets_y = _ray_geometry(n_rays)
     n_s = len(radii)
-    angles = np.linspace(0.0, 2 * np.pi, n_rays, endpoint=False)
-    unit = np.column_stack([np.cos(angles), np.sin(angles)])
-    offsets = unit[:, None, :] * radii[None, :, None]  # (rays, samples, 2)
     affine = _local_affines(camera, centres_mm, plane_z_mm)  # (n, 2, 3)
     # Image position = A @ (centre + offset) + b, for every sample.
     base = np.einsum("nij,nj->ni", affine[:, :, :2], centres_mm) + affine[:, :, 2]
     map_xy = np.empty((n, n_rays, n_s, 2), dtype=np.float32)
+    term = np.empty((n, n_rays, n_s))
+    along = np.empty((n, n_rays, n_s))
     for axis in (0, 1):
-        map_xy[..., axis] = (
-            base[:, axis, None, None]
-            + affine[:, axis, 0, None, None] * offsets[None, ..., 0]
-            + affine[:, axis, 1, None, None] * offsets[None, ..., 1]
-        )
+        # base + A[0] * x + A[1] * y, in that order, into reused buffers.
+        np.multiply(affine[:, axis, 0, None, None], offsets_x, out=term)
+        np.add(base[:, axis, None, None], term, out=along)
+        np.multiply(affine[:, axis, 1, None, None], offsets_y, out=term)
+        along += term
+        map_xy[..., axis] = along
     # Samples where the pot stands in front, for winks outside it.
     pot_sample = np.zeros((n, n_rays, n_s), dtype=bool)
     near_pot = _near_pot(camera, centres_mm, plane_z_mm, _RAY_STOP_MM)
@@ -1071,23 +1072,23 @@ def _sample_rims(
         / (felt_bgr.astype(np.float32).mean(axis=-1, keepdims=True) + np.float32(1.0))
         / np.asarray(reference.white_bgr, dtype=np.float32)
     ).astype(np.float32)  # (n, 3): what normalise divides by, inverted
-    planes = [samples[..., c].astype(np.float32) * scale[:, c, None, None] for c in range(3)]
+    planes = [
+        np.multiply(samples[..., c], scale[:, c, None, None], dtype=np.float32) for c in range(3)
+    ]
     diffs = [planes[c] - felt[:, c, None, None] for c in range(3)]
     contrast = np.sqrt(diffs[0] * diffs[0] + diffs[1] * diffs[1] + diffs[2] * diffs[2])
     # As vision.colour.hue_saturation, per plane.
     total = planes[0] + planes[1] + planes[2] + np.float32(0.3)
     opp_a = (planes[2] - planes[1]) / total
     opp_b = (np.float32(0.5) * (planes[2] + planes[1]) - planes[0]) / total
-    hue = np.degrees(np.arctan2(opp_b, opp_a))
-    # As % 360 (which numpy computes as hue + 360 for negative hues), faster.
-    hue = np.where(hue < 0.0, hue + np.float32(360.0), hue)
-    sat = np.hypot(opp_a, opp_b)
+    # As np.degrees (which multiplies float32 by this float32 constant), faster.
+    hue = np.arctan2(opp_b, opp_a) * _DEGREES_F32
+    # As % 360 (which numpy computes as hue + 360 for negative hues), faster
+    # than np.where; a -0.0 becomes +0.0, the same whole degree.
+    hue += (hue < 0.0) * np.float32(360.0)
     label = classify_hue_index(hue, reference)
-    own = (
-        (label == colour_index[:, None, None])
-        & (sat > CANDIDATE_SATURATION)
-        & (contrast > CANDIDATE_CONTRAST)
-    )
+    vivid = _saturated(opp_a, opp_b, CANDIDATE_SATURATION) & (contrast > CANDIDATE_CONTRAST)
+    own = (label == colour_index[:, None, None]) & vivid
     # The wink's own colour: the mean of its clearly-coloured core samples.
     core = own & (radii < 0.5 * _SMALL_R)[None, None, :]
     n_core = core.sum(axis=(1, 2))
@@ -1124,14 +1125,16 @@ def _sample_rims(
     ) / ((direction**2).sum(1)[:, None, None])
     # Another wink's colour ends this wink even where its coverage along
     # this wink's colour direction stays high (red and yellow share much).
-    other = (
-        (label >= 0)
-        & (label != colour_index[:, None, None])
-        & (sat > CANDIDATE_SATURATION)
-        & (contrast > CANDIDATE_CONTRAST)
-    )
+    other = (label >= 0) & (label != colour_index[:, None, None]) & vivid
     other = _unlike_own_colour(
-        other, (planes, alpha, sat), felt, direction, label, reference, centres_mm, offsets
+        other,
+        (planes, alpha, (opp_a, opp_b)),
+        felt,
+        direction,
+        label,
+        reference,
+        centres_mm,
+        offsets,
     )
     # The pot is not another wink; where it stands, this wink may show over
     # it (nearer the camera) or not, so its samples are judged as usual.
@@ -1266,6 +1269,53 @@ def _sample_rims(
     )
 
 
+#: What np.degrees multiplies a float32 by.
+_DEGREES_F32 = np.float32(np.float32(180.0) / np.float32(np.pi))
+
+
+@functools.lru_cache(maxsize=4)
+def _ray_geometry(
+    n_rays: int,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """The rays' sample radii (s,), directions (r, 2) and offsets (r, s, 2), x (r, s), y (r, s), mm.
+
+    The same for every call: made once (read-only).
+    """
+    radii = np.arange(_RAY_START_MM, _RAY_STOP_MM, _RAY_STEP_MM)
+    angles = np.linspace(0.0, 2 * np.pi, n_rays, endpoint=False)
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    offsets = unit[:, None, :] * radii[None, :, None]  # (rays, samples, 2)
+    geometry = (
+        radii,
+        unit,
+        offsets,
+        np.ascontiguousarray(offsets[..., 0]),
+        np.ascontiguousarray(offsets[..., 1]),
+    )
+    for array in geometry:
+        array.flags.writeable = False
+    return geometry
+
+
+def _saturated(
+    opp_a: npt.NDArray[np.float32], opp_b: npt.NDArray[np.float32], bar: float
+) -> npt.NDArray[np.bool_]:
+    """``np.hypot(opp_a, opp_b) > bar``, exactly, at a fraction of its cost.
+
+    ``np.hypot`` on float32 is a scalar libm call per element; the square
+    root of the sum of squares is within a few units in the last place of
+    it (relative 1e-6 at most), so only the samples that close to the bar
+    are judged by ``np.hypot`` itself.
+    """
+    length = np.sqrt(opp_a * opp_a + opp_b * opp_b)
+    above = length > bar
+    close = np.flatnonzero(np.abs(length - np.float32(bar)) <= np.float32(1e-6 * max(bar, 1e-3)))
+    if len(close):
+        exact = np.hypot(opp_a.reshape(-1)[close], opp_b.reshape(-1)[close])
+        above.reshape(-1)[close] = exact > bar
+    return above
+
+
 def _off_line(colour: npt.ArrayLike, towards: npt.ArrayLike) -> FloatArray:
     """(k,) distance of each ``colour`` (k, 3) from the half-line ``t * towards`` (k, 3), t >= 0."""
     colour = np.asarray(colour, dtype=np.float64)
@@ -1301,8 +1351,9 @@ def _unlike_own_colour(
         Samples whose hue is another wink colour's.
     samples : tuple
         B, G, R planes (list of 3 (n, r, s) ndarray, felt-brightness
-        units), coverage along this wink's colour direction and saturation
-        (each (n, r, s)).
+        units), coverage along this wink's colour direction (n, r, s) and
+        the opponent chromaticity ``(a, b)`` (each (n, r, s)), whose
+        length is the saturation.
     felt, direction : (n, 3) ndarray
         The felt's colour and this wink's colour minus the felt's, per seed.
     label : (n, r, s) ndarray of int8
@@ -1317,7 +1368,7 @@ def _unlike_own_colour(
     -------
     (n, r, s) ndarray of bool
     """
-    planes, alpha, sat = samples
+    planes, alpha, (opp_a, opp_b) = samples
     n_rays, n_steps = other.shape[1:]
     # Only samples that would otherwise count as inside matter (the ray
     # ends at the first sample that is not); a margin below the 0.5 bar
@@ -1365,6 +1416,7 @@ def _unlike_own_colour(
         cover = np.maximum(cover, np.float32(0.0))
         return sum((from_felt[c] - cover * t_c[c]) ** 2 for c in range(3))
 
+    sat = np.hypot(opp_a.reshape(-1)[flat], opp_b.reshape(-1)[flat])
     own_d2 = dist2_to_line(np.zeros_like(seed))
     shadow_d2 = dist2_to_line(np.ones_like(seed))
     other_d2 = dist2_to_line(2 + label.reshape(-1)[flat].astype(np.intp))
@@ -1372,7 +1424,7 @@ def _unlike_own_colour(
     own_shade = (
         (own_d2 < other_d2)
         & (own_d2 < OWN_SHADE_DISTANCE**2)
-        & ((own_d2 < shadow_d2) | (sat.reshape(-1)[flat] > felt_sat[seed] + OWN_SHADE_SATURATION))
+        & ((own_d2 < shadow_d2) | (sat > felt_sat[seed] + OWN_SHADE_SATURATION))
     )
     kept = other.copy()
     kept.reshape(-1)[flat[own_shade]] = False

@@ -20,6 +20,7 @@ from calibration.camera import CameraModel
 from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
 from vision.colour import ColourReference
 from vision.detect import (
+    _DEGREES_F32,
     UnreadableImageError,
     _assemble,
     _crescent_seeds,
@@ -29,6 +30,7 @@ from vision.detect import (
     _free_fits,
     _Rims,
     _sample_rims,
+    _saturated,
     _Seed,
     _within_reach,
     build_birds_eye_view,
@@ -800,6 +802,28 @@ def test_reach_around_a_core_matches_the_whole_image_transform(blobs) -> None:
 
 def test_reach_of_an_empty_core_is_nowhere() -> None:
     assert not _within_reach(np.zeros((20, 30), np.uint8), 5.0).any()
+
+
+def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
+    # np.hypot is the known answer; lengths within a few float32 steps of
+    # the bar are where a plain square root could round the other way.
+    rng = np.random.default_rng(5)
+    bar = 0.05
+    angle = rng.uniform(0.0, 2 * np.pi, 200_000)
+    length = np.concatenate(
+        [
+            rng.uniform(0.0, 1.5, 100_000),
+            np.float32(bar) + rng.integers(-8, 9, 100_000) * np.spacing(np.float32(bar)),
+        ]
+    )
+    opp_a = (length * np.cos(angle)).astype(np.float32).reshape(400, 500)
+    opp_b = (length * np.sin(angle)).astype(np.float32).reshape(400, 500)
+    np.testing.assert_array_equal(_saturated(opp_a, opp_b, bar), np.hypot(opp_a, opp_b) > bar)
+
+
+def test_degrees_by_the_float32_constant_match_numpy_degrees() -> None:
+    radians = np.random.default_rng(6).uniform(-np.pi, np.pi, 100_000).astype(np.float32)
+    np.testing.assert_array_equal(radians * _DEGREES_F32, np.degrees(radians))
 
 
 # Against a white pot (rule 2.4) at the mat's centre, seen from the camera
