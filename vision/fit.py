@@ -224,31 +224,64 @@ def fit_circles(
     # (n, 2) array each step costs more than the step's arithmetic.
     centre_x = centre[:, 0].copy()
     centre_y = centre[:, 1].copy()
+    # Every sum the normal equations need is a sum over the points of a
+    # product weighted[i] * plain[j], with weighted = (w ux, w uy[, w]) and
+    # plain = (ux, uy, resid[, 1]): all of them come from one product and
+    # one reduction (the same sums, row by row, as one reduction each), into
+    # buffers made once: the per-call overhead, not the arithmetic, is the
+    # cost of these tiny systems.
+    n_weighted = 2 if fixed else 3
+    n_plain = 3 if fixed else 4
+    k = pts.shape[1]
+    weighted = np.empty((n_weighted, n, k))
+    plain = np.empty((n_plain, n, k))
+    if not fixed:
+        plain[3] = 1.0
+    products = np.empty((n_weighted, n_plain, n, k))
+    off_x = np.empty((n, k))
+    off_y = np.empty((n, k))
+    dist = np.empty((n, k))
+    taper = np.empty((n, k))
+    ux, uy, resid = plain[0], plain[1], plain[2]
     for _ in range(iterations):
-        off_x = pts_x - centre_x[:, None]
-        off_y = pts_y - centre_y[:, None]
-        dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
-        resid = dist - radius[:, None]
-        taper = np.maximum(1.0 - (resid / cutoff) ** 2, 0.0)
-        weight = prior * (taper * taper)
-        ux = off_x / dist
-        uy = off_y / dist
-        wx, wy = weight * ux, weight * uy
+        np.subtract(pts_x, centre_x[:, None], out=off_x)
+        np.subtract(pts_y, centre_y[:, None], out=off_y)
+        np.multiply(off_x, off_x, out=dist)
+        np.multiply(off_y, off_y, out=taper)
+        dist += taper
+        np.sqrt(dist, out=dist)
+        np.maximum(dist, 1e-9, out=dist)
+        np.subtract(dist, radius[:, None], out=resid)
+        # taper = max(1 - (resid / cutoff)^2, 0); weight = prior * taper^2
+        np.divide(resid, cutoff, out=taper)
+        np.square(taper, out=taper)
+        np.subtract(1.0, taper, out=taper)
+        np.maximum(taper, 0.0, out=taper)
+        np.square(taper, out=taper)
+        weight = np.multiply(prior, taper, out=weighted[2] if not fixed else None)
+        np.divide(off_x, dist, out=ux)
+        np.divide(off_y, dist, out=uy)
+        np.multiply(weight, ux, out=weighted[0])
+        np.multiply(weight, uy, out=weighted[1])
+        np.multiply(weighted[:, None], plain[None], out=products)
+        sums = add(products, -1)
         # Normal equations of the residual's Jacobian (-ux, -uy[, -1]),
         # solved in closed form (Cramer's rule) for the many tiny systems.
-        a00 = add(wx * ux, 1) + 1e-9
-        a01 = add(wx * uy, 1)
-        a11 = add(wy * uy, 1) + 1e-9
-        g0 = -add(wx * resid, 1)
-        g1 = -add(wy * resid, 1)
+        a00 = sums[0, 0] + 1e-9  # sum w ux ux
+        a01 = sums[0, 1]  # sum w ux uy
+        a11 = sums[1, 1] + 1e-9  # sum w uy uy
+        g0 = -sums[0, 2]  # -sum w ux resid
+        g1 = -sums[1, 2]
+        steps = np.empty((3 if not fixed else 2, n))
         if fixed:
             det2 = a00 * a11 - a01 * a01
-            steps = [-((a11 * g0 - a01 * g1) / det2), -((a00 * g1 - a01 * g0) / det2)]
+            np.negative((a11 * g0 - a01 * g1) / det2, out=steps[0])
+            np.negative((a00 * g1 - a01 * g0) / det2, out=steps[1])
         else:
-            a02 = add(wx, 1)
-            a12 = add(wy, 1)
-            a22 = add(weight, 1) + 1e-9
-            g2 = -add(weight * resid, 1)
+            a02 = sums[0, 3]  # sum w ux
+            a12 = sums[1, 3]  # sum w uy
+            a22 = sums[2, 3] + 1e-9  # sum w
+            g2 = -sums[2, 2]  # -sum w resid
             c00 = a11 * a22 - a12 * a12
             c01 = a02 * a12 - a01 * a22
             c02 = a01 * a12 - a02 * a11
@@ -256,17 +289,16 @@ def fit_circles(
             c12 = a01 * a02 - a00 * a12
             c22 = a00 * a11 - a01 * a01
             det3 = a00 * c00 + a01 * c01 + a02 * c02
-            steps = [
-                -((c00 * g0 + c01 * g1 + c02 * g2) / det3),
-                -((c01 * g0 + c11 * g1 + c12 * g2) / det3),
-                -((c02 * g0 + c12 * g1 + c22 * g2) / det3),
-            ]
-        steps = [np.minimum(np.maximum(step, -3.0), 3.0) for step in steps]
+            np.negative((c00 * g0 + c01 * g1 + c02 * g2) / det3, out=steps[0])
+            np.negative((c01 * g0 + c11 * g1 + c12 * g2) / det3, out=steps[1])
+            np.negative((c02 * g0 + c12 * g1 + c22 * g2) / det3, out=steps[2])
+        np.maximum(steps, -3.0, out=steps)
+        np.minimum(steps, 3.0, out=steps)
         centre_x = centre_x + steps[0]
         centre_y = centre_y + steps[1]
         if not fixed:
             radius = radius + steps[2]
-        if float(np.abs(np.concatenate(steps)).max(initial=0.0)) < 1e-3:
+        if float(np.abs(steps).max(initial=0.0)) < 1e-3:
             break
     centre = np.stack([centre_x, centre_y], axis=1)
     off_x = pts_x - centre[:, 0, None]
