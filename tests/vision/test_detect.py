@@ -25,6 +25,7 @@ from vision.detect import (
     _assemble,
     _crescent_seeds,
     _distance_peaks,
+    _distance_transform,
     _fit_rims,
     _Fits,
     _free_fits,
@@ -32,6 +33,7 @@ from vision.detect import (
     _sample_rims,
     _saturated,
     _Seed,
+    _tile_boxes,
     _within_reach,
     build_birds_eye_view,
     clear_caches,
@@ -802,6 +804,40 @@ def test_reach_around_a_core_matches_the_whole_image_transform(blobs) -> None:
 
 def test_reach_of_an_empty_core_is_nowhere() -> None:
     assert not _within_reach(np.zeros((20, 30), np.uint8), 5.0).any()
+
+
+@pytest.mark.parametrize(
+    "blobs",
+    [
+        [],  # nothing set: distance 0 everywhere
+        [((128, 128), 4), ((300, 40), 5), ((2, 2), 3)],  # winks across tile borders and a corner
+        [((200, 150), 30)],  # a squidger: deeper than the crops' margin
+        [((409, 100), 6), ((200, 299), 5)],  # cut by the image's right and bottom edges
+    ],
+)
+def test_distance_transform_from_crops_matches_the_whole_image(blobs) -> None:
+    # The whole-image transform is the known answer.
+    mask = np.zeros((300, 410), np.uint8)
+    for centre, radius in blobs:
+        cv2.circle(mask, centre, radius, 1, -1)
+    whole = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    np.testing.assert_array_equal(_distance_transform(mask), whole)
+
+
+def test_distance_transform_within_grown_boxes_of_a_shifted_mask_matches_the_whole_image() -> None:
+    # Boxes round pixels that were set before a 2x2 opening moved them by
+    # one, grown by one: as the detector uses them. The whole image's
+    # transform is the known answer.
+    rng = np.random.default_rng(7)
+    labelled = np.zeros((300, 410), np.uint8)
+    for _ in range(40):
+        centre = (int(rng.integers(0, 410)), int(rng.integers(0, 300)))
+        cv2.circle(labelled, centre, int(rng.integers(1, 7)), 1, -1)
+    mask = cv2.morphologyEx(labelled, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    rows, cols = np.nonzero(labelled)
+    boxes = _tile_boxes(rows, cols, labelled.shape, grow=1)
+    whole = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    np.testing.assert_array_equal(_distance_transform(mask, boxes), whole)
 
 
 def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
