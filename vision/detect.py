@@ -891,13 +891,18 @@ def _seeds_from_mask(
 ) -> list[_Seed]:
     """One seed per peak of the distance transform of wink-coloured pixels.
 
-    ``boxes`` hold every set pixel of ``mask`` (see :func:`_distance_transform`).
+    ``boxes`` hold every set pixel of ``mask`` (see :func:`_distance_transform`);
+    by default they are found.
     """
+    if boxes is None:
+        found = cv2.findNonZero(mask)
+        found = np.zeros((0, 1, 2), np.int32) if found is None else found
+        boxes = _tile_boxes(found[:, 0, 1], found[:, 0, 0], mask.shape)
     dist = _distance_transform(mask, boxes)
     # A peak at least 2 mm inside its blob: lines (baselines) and the
     # fringes of other things are thinner than any visible part of a wink.
     min_dist = 2.0 * view.px_per_mm
-    rows, cols, score = _distance_peaks(dist, min_dist)
+    rows, cols, score = _distance_peaks(dist, min_dist, boxes)
     if len(rows) == 0:
         return []
     strength = dist[rows, cols] + 1e-3 * score
@@ -1011,7 +1016,9 @@ _PEAK_HALO_PX = 8
 
 
 def _distance_peaks(
-    dist: npt.NDArray[np.float32], min_dist: float
+    dist: npt.NDArray[np.float32],
+    min_dist: float,
+    boxes: Sequence[tuple[int, int, int, int]] | None = None,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], npt.NDArray[np.float32]]:
     """Rows, columns and scores of the peaks of ``dist`` at least ``min_dist`` high.
 
@@ -1019,34 +1026,40 @@ def _distance_peaks(
     all ridge), so that each blob has one peak, at its middle: the score is
     ``dist + 0.5 * blur(dist)``, and a peak is a 5x5 maximum of the score.
     Most of the view is bare felt, so this runs tile by tile, skipping
-    tiles with nothing high enough; each tile carries a margin wide enough
+    tiles with nothing high enough, or only in ``boxes`` (``(top, bottom,
+    left, right)``, which must hold every nonzero distance between them,
+    as :func:`_tile_boxes` makes them); each carries a margin wide enough
     that its own pixels come out exactly as from the whole image.
     """
     height, width = dist.shape
-    high = dist >= min_dist
+    if boxes is None:
+        high = dist >= min_dist
+        regions = [
+            (r0, min(r0 + _PEAK_TILE_PX, height), c0, min(c0 + _PEAK_TILE_PX, width))
+            for r0 in range(0, height, _PEAK_TILE_PX)
+            for c0 in range(0, width, _PEAK_TILE_PX)
+        ]
+        regions = [(r0, r1, c0, c1) for r0, r1, c0, c1 in regions if high[r0:r1, c0:c1].any()]
+    else:
+        regions = list(boxes)
     kernel = np.ones((5, 5), np.uint8)
     found_rows, found_cols, found_scores = [], [], []
-    for r0 in range(0, height, _PEAK_TILE_PX):
-        r1 = min(r0 + _PEAK_TILE_PX, height)
-        for c0 in range(0, width, _PEAK_TILE_PX):
-            c1 = min(c0 + _PEAK_TILE_PX, width)
-            if not high[r0:r1, c0:c1].any():
-                continue
-            top, left = max(r0 - _PEAK_HALO_PX, 0), max(c0 - _PEAK_HALO_PX, 0)
-            bottom = min(r1 + _PEAK_HALO_PX, height)
-            right = min(c1 + _PEAK_HALO_PX, width)
-            sub = np.ascontiguousarray(dist[top:bottom, left:right])
-            score = sub + 0.5 * cv2.GaussianBlur(sub, (0, 0), 1.5)
-            peaks = (sub >= min_dist) & (score >= cv2.dilate(score, kernel))
-            # Only the tile's own pixels: the margin belongs to its neighbours.
-            inner = peaks[r0 - top : r1 - top, c0 - left : c1 - left]
-            found = cv2.findNonZero(inner.view(np.uint8))
-            if found is None:
-                continue
-            rows, cols = found[:, 0, 1], found[:, 0, 0]
-            found_scores.append(score[rows + (r0 - top), cols + (c0 - left)])
-            found_rows.append(rows + r0)
-            found_cols.append(cols + c0)
+    for r0, r1, c0, c1 in regions:
+        top, left = max(r0 - _PEAK_HALO_PX, 0), max(c0 - _PEAK_HALO_PX, 0)
+        bottom = min(r1 + _PEAK_HALO_PX, height)
+        right = min(c1 + _PEAK_HALO_PX, width)
+        sub = np.ascontiguousarray(dist[top:bottom, left:right])
+        score = sub + 0.5 * cv2.GaussianBlur(sub, (0, 0), 1.5)
+        peaks = (sub >= min_dist) & (score >= cv2.dilate(score, kernel))
+        # Only the region's own pixels: the margin belongs to its neighbours.
+        inner = peaks[r0 - top : r1 - top, c0 - left : c1 - left]
+        found = cv2.findNonZero(inner.view(np.uint8))
+        if found is None:
+            continue
+        rows, cols = found[:, 0, 1], found[:, 0, 0]
+        found_scores.append(score[rows + (r0 - top), cols + (c0 - left)])
+        found_rows.append(rows + r0)
+        found_cols.append(cols + c0)
     if not found_rows:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty, np.zeros(0, dtype=np.float32)
@@ -1054,8 +1067,9 @@ def _distance_peaks(
     cols_all = np.concatenate(found_cols).astype(np.intp)
     scores_all = np.concatenate(found_scores).astype(np.float32)
     # Row-major order, as a search of the whole image gives them (ties in
-    # strength are then broken the same way).
-    order = np.lexsort((cols_all, rows_all))
+    # strength are then broken the same way); a peak where two boxes
+    # overlap is found by both, with the same (exact) score: once.
+    order = np.unique(rows_all * width + cols_all, return_index=True)[1]
     return rows_all[order], cols_all[order], scores_all[order]
 
 

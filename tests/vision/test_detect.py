@@ -746,6 +746,26 @@ def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
     np.testing.assert_array_equal(got_score, score[rows, cols])
 
 
+def test_peaks_found_in_boxes_round_the_blobs_match_the_whole_image() -> None:
+    # Blobs across tile borders and at the image's edges, searched only in
+    # the (overlapping, grown) boxes round each tile's pixels; the
+    # whole-image search is the known answer, each peak found once.
+    mask = np.zeros((300, 410), np.uint8)
+    for centre, radius in (((128, 128), 9), ((255, 60), 6), ((3, 200), 8), ((405, 296), 7)):
+        cv2.circle(mask, centre, radius, 1, -1)
+    cv2.rectangle(mask, (120, 250), (300, 256), 1, -1)
+    dist = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
+    score = dist + 0.5 * cv2.GaussianBlur(dist, (0, 0), 1.5)
+    whole = (dist >= 1.0) & (score >= cv2.dilate(score, np.ones((5, 5), np.uint8)))
+    rows, cols = np.nonzero(whole)
+    set_rows, set_cols = np.nonzero(mask)
+    boxes = _tile_boxes(set_rows, set_cols, mask.shape, grow=1)
+    got_rows, got_cols, got_score = _distance_peaks(dist, 1.0, boxes)
+    np.testing.assert_array_equal(got_rows, rows)
+    np.testing.assert_array_equal(got_cols, cols)
+    np.testing.assert_array_equal(got_score, score[rows, cols])
+
+
 @pytest.mark.parametrize(
     ("size_wh", "focal_px"),
     [
