@@ -79,19 +79,25 @@ def _flat_rims(intr, rot, trans, discs):
 
 
 def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0, felt_bgr=FELT_BGR):
-    """Draw discs ``(x_mm, y_mm, base_mm, diameter_mm, bgr)`` in order (last on top)."""
+    """Draw discs ``(x_mm, y_mm, base_mm, diameter_mm, bgr[, lean_deg])`` in order (last on top).
+
+    A disc with ``lean_deg`` is turned that far about the y axis through its
+    centre, its -x side raised (as a wink resting on one to its -x side).
+    """
     intr, rot, trans = _camera(tilt_deg, distance_mm)
     ss = 4  # supersampling for sub-pixel edges
     img = np.zeros((HEIGHT * ss, WIDTH * ss, 3), np.uint8)
     img[:] = felt_bgr
     t = np.linspace(0, 2 * np.pi, 720, endpoint=False)
-    for x, y, base, diameter, bgr in discs:
+    for x, y, base, diameter, bgr, *lean in discs:
         r = diameter / 2
-        ring = np.column_stack([x + r * np.cos(t), y + r * np.sin(t)])
-        bottom = _project(intr, rot, trans, np.column_stack([ring, np.full(len(t), base)]))
-        top = _project(
-            intr, rot, trans, np.column_stack([ring, np.full(len(t), base + THICKNESS_MM)])
+        a = math.radians(lean[0] if lean else 0.0)
+        ring = np.column_stack(
+            [x + r * np.cos(t) * math.cos(a), y + r * np.sin(t), base - r * np.cos(t) * math.sin(a)]
         )
+        axis = THICKNESS_MM * np.array([math.sin(a), 0.0, math.cos(a)])
+        bottom = _project(intr, rot, trans, ring)
+        top = _project(intr, rot, trans, ring + axis)
         hull = cv2.convexHull(np.vstack([bottom, top]).astype(np.float32))
         side = tuple(int(0.6 * c) for c in bgr)
         cv2.fillPoly(img, [np.round(hull.reshape(-1, 2) * ss).astype(np.int32)], side)
@@ -628,3 +634,27 @@ def test_a_pair_far_from_the_photos_centre_keeps_its_planes_own_spread():
     assert off_centre.uncertainty_mm < 1.0
     plane_mm = dict(off_centre.sigma_parts_mm)["plane"]
     assert plane_mm < 2 * dict(centred.sigma_parts_mm)["plane"]
+
+
+def test_a_plane_is_not_fitted_to_one_leaning_wink_when_flat_ones_are_further_off():
+    # Seen straight down, a blue wink leaning 10 degrees onto a red one is the
+    # only whole rim near the photo's centre; one ellipse fits two tilts about
+    # equally well, and alone it gave a plane 5.4 degrees off. The three flat
+    # winks further out (beyond PLANE_REACH) fix it.
+    discs = [
+        (0.0, 0.0, 0.0, 22.0, RED),
+        (19.0, 0.0, 0.9, 22.0, BLUE, 10.0),
+        (-80.0, 25.0, 0.0, 22.0, GREEN),
+        (80.0, 30.0, 0.0, 16.0, GREEN),
+        (10.0, -80.0, 0.0, 22.0, GREEN),
+    ]
+    intr, rot, _ = _camera(0.0, 250.0)
+    verdict = review_photo(render(discs, tilt_deg=0.0, distance_mm=250.0))
+    normal = np.asarray(verdict.plane_normal_camera)
+    tilt_error_deg = math.degrees(math.acos(min(1.0, abs(float(normal @ rot[:, 2])))))
+    assert tilt_error_deg < 3.0
+    # The plan overlap: red reaches x = 11, the leaning blue back to 19 - 11 cos 10.
+    assert verdict.squopped is True
+    assert verdict.overlap_mm == pytest.approx(
+        11.0 - (19.0 - 11.0 * math.cos(math.radians(10.0))), abs=verdict.uncertainty_mm
+    )
