@@ -107,7 +107,6 @@ from vision.colour import (
     classify_hue_index,
     hue_difference_deg,
     hue_saturation,
-    opponent,
 )
 from vision.detections import WinkDetections
 from vision.fit import CircleFits, arc_fractions, fit_circles
@@ -660,16 +659,16 @@ def _find_seeds(
     rows, cols = rows[keep], cols[keep]
     label = np.full(view_bgr.shape[:2], -1, dtype=np.int8)
     if len(rows):
-        felt_px = felt_u8[rows, cols].astype(np.float32)
-        colour = reference.normalise(view_bgr[rows, cols], felt_px)
-        felt = reference.normalise(felt_px, felt_px)
-        opp_a, opp_b = opponent(colour)
-        felt_a, felt_b = opponent(felt)
+        opp_a, opp_b, felt_a, felt_b = _opponent_over_felt(
+            view_bgr[rows, cols], felt_u8[rows, cols], reference
+        )
         # Unlike the felt in hue, not just darker: shadows and the edges of
         # dark things on coloured felt have the felt's hue.
         chroma_step = np.hypot(opp_a - felt_a, opp_b - felt_b)
-        hue = np.degrees(np.arctan2(opp_b, opp_a)) % 360.0
-        index, _ = classify_hue(hue, reference)
+        # As np.degrees(...) % 360 and classify_hue's index (see _sample_rims).
+        hue = np.arctan2(opp_b, opp_a) * _DEGREES_F32
+        hue += (hue < 0.0) * np.float32(360.0)
+        index = classify_hue_index(hue, reference)
         step_needed = np.where(view.near_edge[rows, cols], 2.0, 1.0) * CANDIDATE_CHROMA_STEP
         good = (np.hypot(opp_a, opp_b) > CANDIDATE_SATURATION) & (chroma_step > step_needed)
         label[rows, cols] = np.where(good, index, -1)
@@ -1375,6 +1374,34 @@ def _sample_rims(
         felt_fraction=felt_core.sum(axis=(1, 2)) / n_seen,
         pot_hidden=pot_hidden,
     )
+
+
+def _opponent_over_felt(
+    pixel_bgr: npt.NDArray[np.uint8], felt_bgr: npt.NDArray[np.uint8], reference: ColourReference
+) -> tuple[
+    npt.NDArray[np.float32],
+    npt.NDArray[np.float32],
+    npt.NDArray[np.float32],
+    npt.NDArray[np.float32],
+]:
+    """(k,) opponent ``a``, ``b`` of pixels (k, 3) and of the felt there (k, 3), normalised by it.
+
+    Exactly :func:`vision.colour.opponent` of ``reference.normalise(pixel,
+    felt)`` and of ``reference.normalise(felt, felt)`` (the same float32
+    operations in the same order: a sum over B, G, R is ``(B + G) + R``),
+    one channel plane at a time: numpy reduces over a trailing axis of 3
+    slowly, and these are the many candidate pixels of a frame.
+    """
+    gains = np.asarray(reference.white_bgr, dtype=np.float32)
+    felt = [felt_bgr[:, c].astype(np.float32) for c in range(3)]
+    brightness = (felt[0] + felt[1] + felt[2]) / np.float32(3.0) + np.float32(1.0)
+    out = []
+    for planes in ([pixel_bgr[:, c].astype(np.float32) for c in range(3)], felt):
+        ratio = [planes[c] / (brightness * gains[c]) for c in range(3)]
+        total = ratio[0] + ratio[1] + ratio[2] + np.float32(0.3)
+        blue, green, red = ratio[0] / total, ratio[1] / total, ratio[2] / total
+        out += [red - green, np.float32(0.5) * (red + green) - blue]
+    return out[0], out[1], out[2], out[3]
 
 
 #: What np.degrees multiplies a float32 by.

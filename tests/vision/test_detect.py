@@ -18,7 +18,7 @@ import pytest
 
 from calibration.camera import CameraModel
 from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
-from vision.colour import ColourReference
+from vision.colour import ColourReference, opponent
 from vision.detect import (
     _DEGREES_F32,
     UnreadableImageError,
@@ -29,6 +29,7 @@ from vision.detect import (
     _fit_rims,
     _Fits,
     _free_fits,
+    _opponent_over_felt,
     _Rims,
     _sample_rims,
     _saturated,
@@ -858,6 +859,30 @@ def test_distance_transform_within_grown_boxes_of_a_shifted_mask_matches_the_who
     boxes = _tile_boxes(rows, cols, labelled.shape, grow=1)
     whole = cv2.distanceTransform(mask, cv2.DIST_L2, 5)
     np.testing.assert_array_equal(_distance_transform(mask, boxes), whole)
+
+
+@pytest.mark.parametrize(
+    "white_bgr",
+    [
+        (1.0, 1.0, 1.0),  # the camera's own white balance trusted
+        (0.9, 1.0, 1.1),  # warm light
+    ],
+)
+def test_opponent_over_felt_plane_by_plane_matches_the_colour_module(white_bgr) -> None:
+    # vision.colour's opponent of normalised colours is the known answer, to the bit.
+    rng = np.random.default_rng(8)
+    reference = ColourReference(white_bgr=white_bgr)
+    pixel = rng.integers(0, 256, (5000, 3), dtype=np.uint8)
+    felt = rng.integers(0, 256, (5000, 3), dtype=np.uint8)
+    got = _opponent_over_felt(pixel, felt, reference)
+    felt_f32 = felt.astype(np.float32)
+    want = (
+        *opponent(reference.normalise(pixel, felt_f32)),
+        *opponent(reference.normalise(felt_f32, felt_f32)),
+    )
+    for got_plane, want_plane in zip(got, want, strict=True):
+        assert got_plane.dtype == want_plane.dtype
+        np.testing.assert_array_equal(got_plane, want_plane)
 
 
 def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
