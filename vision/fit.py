@@ -117,10 +117,18 @@ def arc_fractions(
 def _arcs_from_offsets(off_x: FloatArray, off_y: FloatArray, chosen: BoolArray) -> FloatArray:
     """(n,) share of the :data:`_ARC_BIN_DEG` bins around each centre holding a chosen point."""
     n = len(off_x)
-    angle = np.degrees(np.arctan2(off_y, off_x)) % 360.0
+    # As np.degrees(...) % 360.0 // _ARC_BIN_DEG, with the same results but
+    # faster: np.degrees multiplies by 180 / pi; % 360 adds 360 to a
+    # negative angle (and turns -0.0 into 0.0, as adding 0.0 does); floor
+    # division is the floor of the quotient, one less where rounding the
+    # quotient up reached the next whole number.
+    angle = np.arctan2(off_y, off_x) * (180.0 / np.pi)
+    angle += (angle < 0.0) * 360.0
+    quotient = np.floor(angle / _ARC_BIN_DEG)
+    quotient -= quotient * _ARC_BIN_DEG > angle
     n_bins = int(round(360.0 / _ARC_BIN_DEG))
     occupied = np.zeros((n, n_bins + 1), dtype=bool)
-    bins = np.where(chosen, (angle // _ARC_BIN_DEG).astype(np.int64), n_bins)
+    bins = np.where(chosen, quotient.astype(np.int64), n_bins)
     occupied[np.arange(n)[:, None], bins] = True
     return np.asarray(occupied[:, :n_bins].sum(1) / n_bins, dtype=np.float64)
 

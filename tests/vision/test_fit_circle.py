@@ -99,3 +99,26 @@ def test_arc_fractions_count_only_the_chosen_points_of_each_circle() -> None:
     arcs = arc_fractions(points, [[0.0, 0.0], [3.0, -2.0]], chosen)
     np.testing.assert_allclose(arcs, [1.0, 0.5])
     assert arcs[1] == arc_fraction(points[1][chosen[1]], [3.0, -2.0])
+
+
+def test_arc_fractions_match_binning_by_degrees_also_on_the_bins_edges() -> None:
+    # The known answer: np.degrees, % 360 and // 15 as written, per point.
+    rng = np.random.default_rng(4)
+    edges = np.radians(np.arange(-180.0, 181.0, 15.0))
+    angle = np.concatenate(
+        [
+            rng.uniform(-np.pi, np.pi, 3000),
+            edges,
+            np.nextafter(edges, 10.0),
+            np.nextafter(edges, -10.0),
+        ]
+    )
+    rng.shuffle(angle)
+    n, k = 50, len(angle) // 50
+    angle = angle[: n * k].reshape(n, k)
+    off_x, off_y = np.cos(angle), np.sin(angle)
+    chosen = rng.random((n, k)) < 0.1
+    bins = (np.degrees(np.arctan2(off_y, off_x)) % 360.0 // 15.0).astype(int)
+    want = [len(np.unique(bins[i][chosen[i] & (bins[i] < 24)])) / 24 for i in range(n)]
+    got = arc_fractions(np.stack([off_x, off_y], axis=2), np.zeros((n, 2)), chosen)
+    np.testing.assert_array_equal(got, want)
