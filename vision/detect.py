@@ -668,7 +668,7 @@ def _find_seeds(
         # As np.degrees(...) % 360 and classify_hue's index (see _sample_rims).
         hue = np.arctan2(opp_b, opp_a) * _DEGREES_F32
         hue += (hue < 0.0) * np.float32(360.0)
-        index = classify_hue_index(hue, reference)
+        index = _hue_classes(hue, reference)
         step_needed = np.where(view.near_edge[rows, cols], 2.0, 1.0) * CANDIDATE_CHROMA_STEP
         good = (np.hypot(opp_a, opp_b) > CANDIDATE_SATURATION) & (chroma_step > step_needed)
         label[rows, cols] = np.where(good, index, -1)
@@ -1193,7 +1193,7 @@ def _sample_rims(
     # As % 360 (which numpy computes as hue + 360 for negative hues), faster
     # than np.where; a -0.0 becomes +0.0, the same whole degree.
     hue += (hue < 0.0) * np.float32(360.0)
-    label = classify_hue_index(hue, reference)
+    label = _hue_classes(hue, reference)
     vivid = _saturated(opp_a, opp_b, CANDIDATE_SATURATION) & (contrast > CANDIDATE_CONTRAST)
     own = (label == colour_index[:, None, None]) & vivid
     # The wink's own colour: the mean of its clearly-coloured core samples.
@@ -1402,6 +1402,28 @@ def _opponent_over_felt(
         blue, green, red = ratio[0] / total, ratio[1] / total, ratio[2] / total
         out += [red - green, np.float32(0.5) * (red + green) - blue]
     return out[0], out[1], out[2], out[3]
+
+
+# (prototype ratios, white gains) -> the hue class of each whole degree, 0-360.
+_HUE_CLASS_TABLES: dict[tuple[Any, ...], npt.NDArray[np.int8]] = {}
+
+
+def _hue_classes(
+    hue_deg: npt.NDArray[np.float32], reference: ColourReference
+) -> npt.NDArray[np.int8]:
+    """``classify_hue_index(hue_deg, reference)``, from a table made once per reference.
+
+    Hues in [0, 360]; a whole degree's class is that of its truncation, as
+    there, and int16 indices are cheaper to take by than numpy's own.
+    """
+    key = (tuple(tuple(reference.ratio_bgr[c]) for c in COLOURS), tuple(reference.white_bgr))
+    table = _HUE_CLASS_TABLES.get(key)
+    if table is None:
+        table = classify_hue_index(np.arange(361, dtype=np.float32), reference)
+        if len(_HUE_CLASS_TABLES) >= 8:
+            _HUE_CLASS_TABLES.clear()
+        _HUE_CLASS_TABLES[key] = table
+    return np.asarray(table.take(hue_deg.astype(np.int16)))
 
 
 #: What np.degrees multiplies a float32 by.

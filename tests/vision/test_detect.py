@@ -18,7 +18,7 @@ import pytest
 
 from calibration.camera import CameraModel
 from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
-from vision.colour import ColourReference, opponent
+from vision.colour import ColourReference, classify_hue_index, opponent
 from vision.detect import (
     _DEGREES_F32,
     UnreadableImageError,
@@ -29,6 +29,7 @@ from vision.detect import (
     _fit_rims,
     _Fits,
     _free_fits,
+    _hue_classes,
     _opponent_over_felt,
     _Rims,
     _sample_rims,
@@ -883,6 +884,16 @@ def test_opponent_over_felt_plane_by_plane_matches_the_colour_module(white_bgr) 
     for got_plane, want_plane in zip(got, want, strict=True):
         assert got_plane.dtype == want_plane.dtype
         np.testing.assert_array_equal(got_plane, want_plane)
+
+
+def test_hue_classes_from_the_table_match_the_colour_module() -> None:
+    # classify_hue_index is the known answer, whole degrees and 360 included.
+    rng = np.random.default_rng(9)
+    hue = np.concatenate(
+        [rng.uniform(0.0, 360.0, 10_000), np.arange(361.0), np.nextafter(np.arange(1.0, 361.0), 0)]
+    ).astype(np.float32)
+    reference = ColourReference(white_bgr=(0.9, 1.0, 1.1))
+    np.testing.assert_array_equal(_hue_classes(hue, reference), classify_hue_index(hue, reference))
 
 
 def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
