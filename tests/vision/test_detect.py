@@ -35,6 +35,7 @@ from vision.detect import (
     _sample_rims,
     _saturated,
     _Seed,
+    _set_pixels,
     _tile_boxes,
     _within_reach,
     build_birds_eye_view,
@@ -894,6 +895,24 @@ def test_hue_classes_from_the_table_match_the_colour_module() -> None:
     ).astype(np.float32)
     reference = ColourReference(white_bgr=(0.9, 1.0, 1.1))
     np.testing.assert_array_equal(_hue_classes(hue, reference), classify_hue_index(hue, reference))
+
+
+@pytest.mark.parametrize(
+    ("shape", "density"),
+    [
+        ((300, 410), 0.01),  # sparse, as the candidate pixels of a view
+        ((7, 9), 0.5),  # 63 pixels: a tail shorter than one 64-bit word
+        ((5, 3), 0.0),  # nothing set
+    ],
+)
+def test_set_pixels_match_find_non_zero(shape, density) -> None:
+    # cv2.findNonZero (row by row) is the known answer.
+    image = (np.random.default_rng(10).random(shape) < density).astype(np.uint8) * 255
+    found = cv2.findNonZero(image)
+    found = np.zeros((0, 1, 2), np.int32) if found is None else found
+    rows, cols = _set_pixels(image)
+    np.testing.assert_array_equal(rows, found[:, 0, 1])
+    np.testing.assert_array_equal(cols, found[:, 0, 0])
 
 
 def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
