@@ -309,18 +309,39 @@ def mat_edge_contrast(image_bgr: npt.NDArray[np.uint8], context: FrameContext) -
     """
     if not context.edge_bands_px:
         return None
-
-    def median_lab(pts: FloatArray) -> FloatArray:
-        xy = np.round(pts).astype(int)
-        bgr = image_bgr[xy[:, 1], xy[:, 0]].reshape(-1, 1, 3)
-        lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(float)
-        return np.asarray(np.median(lab, axis=0), dtype=float)
-
+    rows, cols, starts = _edge_band_pixels(context)
+    # One colour conversion for every band's pixels (it works pixel by pixel).
+    bgr = image_bgr[rows, cols].reshape(-1, 1, 3)
+    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(float)
+    medians = [
+        np.asarray(np.median(lab[start:stop], axis=0), dtype=float)
+        for start, stop in zip(starts[:-1], starts[1:], strict=True)
+    ]
     contrasts = [
-        float(np.linalg.norm(median_lab(inside) - median_lab(outside)))
-        for inside, outside in context.edge_bands_px
+        float(np.linalg.norm(inside - outside))
+        for inside, outside in zip(medians[0::2], medians[1::2], strict=True)
     ]
     return float(np.median(contrasts))
+
+
+# context -> the edge bands' pixels (rows, columns) and where each band starts
+_EDGE_BAND_PIXELS: weakref.WeakKeyDictionary[
+    FrameContext, tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], list[int]]
+] = weakref.WeakKeyDictionary()
+
+
+def _edge_band_pixels(
+    context: FrameContext,
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], list[int]]:
+    """The nearest pixels of every side's inside and outside band, in turn, made once."""
+    cached = _EDGE_BAND_PIXELS.get(context)
+    if cached is None:
+        bands = [pts for pair in context.edge_bands_px for pts in pair]
+        xy = np.round(np.vstack(bands)).astype(int)
+        starts = np.concatenate([[0], np.cumsum([len(b) for b in bands])]).tolist()
+        cached = (xy[:, 1], xy[:, 0], starts)
+        _EDGE_BAND_PIXELS[context] = cached
+    return cached
 
 
 #: Side of the cells whose median felt colour is the local background, in
@@ -409,6 +430,33 @@ def _shrunk_over(
     return small
 
 
+def _farther_than(
+    first: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]],
+    second: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.float32]],
+    bar: float,
+) -> npt.NDArray[np.bool_]:
+    """``min(hypot(a1, b1) + l1, hypot(a2, b2) + l2) > bar`` for two ``(a, b, l)``, exactly.
+
+    np.hypot on float32 is a libm call per pixel; the square root of the
+    sum of squares is within a few float32 steps of it (under 1e-5 at
+    Lab distances), so only pixels that close to the bar are judged by
+    np.hypot itself.
+    """
+
+    def fast(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32], light: Any) -> Any:
+        return np.sqrt(a * a + b * b) + light
+
+    distance = np.minimum(fast(*first), fast(*second))
+    close = np.flatnonzero(np.abs(distance - np.float32(bar)) <= 1e-3)
+    if len(close):
+
+        def exact(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32], light: Any) -> Any:
+            return np.hypot(a.reshape(-1)[close], b.reshape(-1)[close]) + light.reshape(-1)[close]
+
+        distance.reshape(-1)[close] = np.minimum(exact(*first), exact(*second))
+    return np.asarray(distance > bar)
+
+
 def find_hidden_regions(
     image_bgr: npt.NDArray[np.uint8], context: FrameContext
 ) -> tuple[tuple[HiddenRegion, ...], float]:
@@ -438,8 +486,9 @@ def find_hidden_regions(
     # hand does not become its own background. A still camera reuses both
     # medians for a few frames (as the detector reuses its felt model).
     felt, background = _cached_felt_colours(context, lab, mask)
-    local = np.hypot(lab[:, :, 1] - background[:, :, 1], lab[:, :, 2] - background[:, :, 2])
-    local += 0.5 * np.maximum(np.abs(lab[:, :, 0] - background[:, :, 0]) - 10.0, 0.0)
+    local_a = lab[:, :, 1] - background[:, :, 1]
+    local_b = lab[:, :, 2] - background[:, :, 2]
+    local_light = 0.5 * np.maximum(np.abs(lab[:, :, 0] - background[:, :, 0]) - 10.0, 0.0)
     # And with the whole mat's felt colour, lightness allowed to drift slowly:
     # a pixel is not felt only when it differs from both (each model has its
     # own false alarms: cells at a lighting edge, colour fading in the dim).
@@ -451,10 +500,14 @@ def find_hidden_regions(
     den = cv2.GaussianBlur(cv2.resize(m, tiny, interpolation=cv2.INTER_AREA), (0, 0), 1.5)
     light_tiny = np.where(den > 1e-3, num / np.maximum(den, 1e-3), felt[0]).astype(np.float32)
     light = cv2.resize(light_tiny, (sw, sh), interpolation=cv2.INTER_LINEAR)
-    overall = np.hypot(lab[:, :, 1] - felt[1], lab[:, :, 2] - felt[2])
-    overall += 0.5 * np.maximum(np.abs(lab[:, :, 0] - light) - 10.0, 0.0)
-    distance = np.minimum(local, overall)
-    not_felt = ((distance > FELT_DISTANCE) & mask).astype(np.uint8)
+    overall_a = lab[:, :, 1] - felt[1]
+    overall_b = lab[:, :, 2] - felt[2]
+    overall_light = 0.5 * np.maximum(np.abs(lab[:, :, 0] - light) - 10.0, 0.0)
+    # Not felt: unlike both the local and the whole mat's felt.
+    unlike = _farther_than(
+        (local_a, local_b, local_light), (overall_a, overall_b, overall_light), FELT_DISTANCE
+    )
+    not_felt = (unlike & mask).astype(np.uint8)
     weights = context.mm2_per_px_small
     total_area = float(weights[mask].sum())
     frac = float(weights[not_felt.astype(bool)].sum() / max(total_area, 1e-9))

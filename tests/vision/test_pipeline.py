@@ -13,6 +13,7 @@ from vision.detections import WinkDetections
 from vision.pipeline import (
     MatNotVisibleError,
     StillCameraAnalyzer,
+    _farther_than,
     _shrunk_over,
     analyze_frame,
     prepare_context,
@@ -384,3 +385,22 @@ def test_still_camera_does_not_take_a_wink_nudged_two_millimetres_for_an_unchang
     after = analyzer.analyze(render(camera, nudged))
     assert "reused" not in after.timings_ms
     assert _placed(after.board)["green-S1"] == (302, -200)
+
+
+def test_felt_distance_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
+    # min(np.hypot + lightness term) > bar as written is the known answer;
+    # half the pixels are put within a few float32 steps of the bar.
+    rng = np.random.default_rng(11)
+    bar = 14.0
+    shape = (120, 200)
+    angle = rng.uniform(0, 2 * np.pi, shape)
+    light = np.where(rng.random(shape) < 0.5, 0.0, rng.uniform(0.0, 5.0, shape)).astype(np.float32)
+    near = np.float32(bar) + rng.integers(-6, 7, shape) * np.spacing(np.float32(bar))
+    length = np.where(rng.random(shape) < 0.5, near - light, rng.uniform(0.0, 40.0, shape))
+    a = (length * np.cos(angle)).astype(np.float32)
+    b = (length * np.sin(angle)).astype(np.float32)
+    a2, b2 = rng.permutation(a.ravel()).reshape(shape), rng.permutation(b.ravel()).reshape(shape)
+    light2 = rng.permutation(light.ravel()).reshape(shape)
+    want = np.minimum(np.hypot(a, b) + light, np.hypot(a2, b2) + light2) > bar
+    got = _farther_than((a, b, light), (a2, b2, light2), bar)
+    np.testing.assert_array_equal(got, want)
