@@ -658,3 +658,39 @@ def test_a_plane_is_not_fitted_to_one_leaning_wink_when_flat_ones_are_further_of
     assert verdict.overlap_mm == pytest.approx(
         11.0 - (19.0 - 11.0 * math.cos(math.radians(10.0))), abs=verdict.uncertainty_mm
     )
+
+
+def test_a_wink_dropped_on_the_first_plane_is_judged_again_on_the_refined_one(monkeypatch):
+    # Five flat red winks seen at 25 degrees. The first plane, fitted to whole
+    # rims, is here forced 11 degrees off (as when those rims are leaning top
+    # winks): on it the wink at (-28, 8) looks 13 % too big and is dropped.
+    # The plane refitted to the winks lying flat is right, and on it that
+    # wink is a large wink again.
+    import vision.review as review
+    from rules.board import Colour
+    from vision.closeup import CloseupWink, fit_ellipse_direct
+
+    intr, rot, trans = _camera(25.0, 220.0)
+    discs = [(0.0, 0.0, 22.0), (30.0, 5.0, 16.0), (-28.0, 8.0, 22.0), (5.0, -30.0, 16.0)]
+    discs.append((-5.0, 32.0, 22.0))
+    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    winks = []
+    for k, (x, y, d) in enumerate(discs):
+        ring = np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.full(len(t), 0.8)])
+        rim = _project(intr, rot, trans, ring)
+        winks.append(CloseupWink(f"W{k + 1}", Colour.RED, fit_ellipse_direct(rim), rim, 1.0, 0.2))
+    normal = rot @ np.array([0.0, 0.0, -1.0])
+    true_plane = MatPlane(intr, normal, float(trans @ normal))
+    wrong = tilted(true_plane, np.array([math.radians(10.0), math.radians(5.0), 0.0]))
+    monkeypatch.setattr(review, "estimate_plane", lambda *args, **kwargs: wrong)
+
+    plane, kept, sizes = review.rectify(tuple(winks), (WIDTH, HEIGHT))
+
+    assert dict(zip([w.id for w in kept], sizes, strict=True)) == {
+        "W1": 22.0,
+        "W2": 16.0,
+        "W3": 22.0,
+        "W4": 16.0,
+        "W5": 22.0,
+    }
+    assert math.degrees(math.acos(min(1.0, abs(float(plane.normal @ normal))))) < 3.0
