@@ -1680,11 +1680,16 @@ def _blur_of_found(
         of_c = found[found_colour == c]
         if len(of_c):
             own_colour[c] = np.median(wink_colour[of_c], axis=0)
-    for k, seed in enumerate(new):
-        gap_mm = np.hypot(*(centres_mm - seed.mat_xy_mm).T) - rims_mm
-        near = np.flatnonzero((gap_mm < BLUR_REACH_MM) & (found_colour != seed.colour_index))
-        if len(near) == 0:
-            continue
+    # Every new seed against every found wink at once (the same arithmetic
+    # per pair as one seed at a time); only seeds near one are looked into.
+    new_xy = np.array([seed.mat_xy_mm for seed in new])
+    new_colour = np.array([seed.colour_index for seed in new])
+    apart = centres_mm[None, :, :] - new_xy[:, None, :]
+    gap_mm = np.hypot(apart[..., 0], apart[..., 1]) - rims_mm
+    near_any = (gap_mm < BLUR_REACH_MM) & (found_colour[None, :] != new_colour[:, None])
+    for k in np.flatnonzero(near_any.any(axis=1)):
+        seed = new[k]
+        near = np.flatnonzero(near_any[k])
         felt_bgr = seed.background_bgr
         felt = reference.normalise(felt_bgr, felt_bgr)
         colour = reference.normalise(view_bgr[seed.view_pixel()], felt_bgr) - felt
@@ -2365,9 +2370,10 @@ def detect_winks(
     # Wink colour the fits leave unexplained is another wink: one of the
     # same colour lying on or under a found one merges into its blob.
     covered = mask.copy()
-    for i in np.flatnonzero(fits.ok):
-        col, row = view.mat_to_view(fits.circles.centre_mm[i : i + 1])[0]
-        radius_px = (fits.circles.radius_mm[i] + 1.5) * view.px_per_mm
+    painted = np.flatnonzero(fits.ok)
+    painted_px = view.mat_to_view(fits.circles.centre_mm[painted]).tolist()
+    painted_r_px = ((fits.circles.radius_mm[painted] + 1.5) * view.px_per_mm).tolist()
+    for (col, row), radius_px in zip(painted_px, painted_r_px, strict=True):
         cv2.circle(covered, (round(col), round(row)), round(radius_px), 0, -1)
     # Seeds already tried (and failed) come back where nothing was painted
     # over them: the same rays would give the same failed fit.
