@@ -36,6 +36,7 @@ from vision.detect import (
     _saturated,
     _Seed,
     _set_pixels,
+    _summed_channel_means,
     _tile_boxes,
     _within_reach,
     build_birds_eye_view,
@@ -913,6 +914,16 @@ def test_set_pixels_match_find_non_zero(shape, density) -> None:
     rows, cols = _set_pixels(image)
     np.testing.assert_array_equal(rows, found[:, 0, 1])
     np.testing.assert_array_equal(cols, found[:, 0, 0])
+
+
+def test_summed_channel_means_match_cv2_mean_to_the_bit() -> None:
+    # sum(cv2.mean(...)[:3]) is the known answer (the felt model's refresh
+    # compares it with a bar), on frames of many sizes and levels.
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        shape = (int(rng.integers(1, 400)), int(rng.integers(1, 700)), 3)
+        image = rng.integers(0, int(rng.integers(1, 257)), shape, dtype=np.uint8)
+        assert _summed_channel_means(image) == sum(cv2.mean(image)[:3])
 
 
 def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
