@@ -30,6 +30,7 @@ from vision.detect import (
     _Fits,
     _free_fits,
     _hue_classes,
+    _mean,
     _opponent_over_felt,
     _Rims,
     _sample_rims,
@@ -924,6 +925,25 @@ def test_summed_channel_means_match_cv2_mean_to_the_bit() -> None:
         shape = (int(rng.integers(1, 400)), int(rng.integers(1, 700)), 3)
         image = rng.integers(0, int(rng.integers(1, 257)), shape, dtype=np.uint8)
         assert _summed_channel_means(image) == sum(cv2.mean(image)[:3])
+
+
+@pytest.mark.parametrize(
+    ("dtype", "axis"),
+    [
+        (np.bool_, 1),  # shares of rays
+        (np.bool_, (1, 2)),  # shares of samples over rays and steps (792 a wink)
+        (np.float32, 2),  # mean contrast beyond rims
+        (np.float64, 1),
+        (np.int64, 0),
+    ],
+)
+def test_mean_matches_numpy_mean_to_the_bit(dtype, axis) -> None:
+    values = np.random.default_rng(14).normal(0.3, 1.0, (40, 36, 22))
+    values = values > 0.5 if dtype is np.bool_ else (values * 100).astype(dtype)
+    want = values.mean(axis=axis)
+    got = _mean(values, axis)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
 
 
 def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
