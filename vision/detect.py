@@ -962,6 +962,15 @@ def _seeds_from_mask(
         found = cv2.findNonZero(mask)
         found = np.zeros((0, 1, 2), np.int32) if found is None else found
         boxes = _tile_boxes(found[:, 0, 1], found[:, 0, 0], mask.shape)
+    else:
+        # Each box cut down to the set pixels it holds (the mask is a cut of
+        # what the boxes were made round): they still hold every set pixel.
+        tight = []
+        for top, bottom, left, right in boxes:
+            x, y, width, height = cv2.boundingRect(mask[top:bottom, left:right])
+            if width:
+                tight.append((top + y, top + y + height, left + x, left + x + width))
+        boxes = tight
     dist = _distance_transform(mask, boxes)
     # A peak at least 2 mm inside its blob: lines (baselines) and the
     # fringes of other things are thinner than any visible part of a wink.

@@ -36,6 +36,7 @@ from vision.detect import (
     _sample_rims,
     _saturated,
     _Seed,
+    _seeds_from_mask,
     _set_pixels,
     _summed_channel_means,
     _tile_boxes,
@@ -944,6 +945,32 @@ def test_mean_matches_numpy_mean_to_the_bit(dtype, axis) -> None:
     got = _mean(values, axis)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_seeds_from_loose_boxes_match_seeds_found_without_boxes() -> None:
+    # Boxes made round more pixels than the mask keeps (as the second seed
+    # search's, after found winks are painted out) give the same seeds as
+    # boxes found from the mask itself.
+    view = build_birds_eye_view(_camera())
+    height, width = view.valid.shape
+    rng = np.random.default_rng(15)
+    labelled = np.zeros((height, width), np.uint8)
+    for _ in range(60):
+        centre = (int(rng.integers(0, width)), int(rng.integers(0, height)))
+        cv2.circle(labelled, centre, int(rng.integers(3, 7)), 1, -1)
+    mask = labelled.copy()
+    for _ in range(40):
+        centre = (int(rng.integers(0, width)), int(rng.integers(0, height)))
+        cv2.circle(mask, centre, 9, 0, -1)
+    label = np.where(labelled > 0, 1, -1).astype(np.int8)
+    felt = np.full((height, width, 3), 120, np.uint8)
+    rows, cols = np.nonzero(labelled)
+    loose = _tile_boxes(rows, cols, labelled.shape, grow=1)
+    want = _seeds_from_mask(view, mask, label, felt)
+    got = _seeds_from_mask(view, mask, label, felt, loose)
+    assert len(want) > 10
+    assert [s.view_rc for s in got] == [s.view_rc for s in want]
+    np.testing.assert_array_equal([s.mat_xy_mm for s in got], [s.mat_xy_mm for s in want])
 
 
 def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
