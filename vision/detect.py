@@ -1328,14 +1328,17 @@ def _sample_rims(
     fall = seen[..., :-1] & inside[..., :-1] & ~inside[..., 1:]
     has = fall.any(axis=2)
     j = np.argmax(fall, axis=2)  # (n, rays)
-    a0 = np.take_along_axis(alpha, j[..., None], axis=2)[..., 0]
-    a1 = np.take_along_axis(alpha, j[..., None] + 1, axis=2)[..., 0]
+    # Samples picked along each ray by flat index (as np.take_along_axis,
+    # without its cost): ray_start is each ray's first sample.
+    ray_start = (np.arange(n * n_rays) * n_s).reshape(n, n_rays)
+    a0 = alpha.reshape(-1).take(ray_start + j)
+    a1 = alpha.reshape(-1).take(ray_start + j + 1)
     frac = np.clip((a0 - 0.5) / np.maximum(a0 - a1, 1e-6), 0.0, 1.0)
     rim_r = radii[j] + frac * _RAY_STEP_MM
     points = centres_mm[:, None, :] + unit[None, :, :] * rim_r[..., None]
     # Beyond the rim: felt (a clean rim point) or another wink?
     beyond = np.clip(j[..., None] + np.arange(4, 13), 0, n_s - 1)
-    contrast_beyond = np.take_along_axis(contrast, beyond, axis=2)
+    contrast_beyond = contrast.reshape(-1).take(ray_start[..., None] + beyond)
     # The felt's own texture and noise at full resolution, per wink: the
     # median contrast of the outermost samples, which are mostly felt.
     # (As np.median along axis 1, which partitions and averages the same
@@ -1351,7 +1354,7 @@ def _sample_rims(
     clean = _mean(contrast_beyond, 2) < clean_bar[:, None]
     # Into another wink (not a shadow or the felt's texture).
     # (More than 0.3 of the 9 samples: 3 or more.)
-    n_other_beyond = np.take_along_axis(other, beyond, axis=2).sum(axis=2)
+    n_other_beyond = other.reshape(-1).take(ray_start[..., None] + beyond).sum(axis=2)
     other_beyond = n_other_beyond >= 3
     # The pot (at the mat's centre) hides winks that touch it. Outside it, a
     # ray whose rim lies where the pot stands in front or just before, or
@@ -1369,7 +1372,7 @@ def _sample_rims(
         ahead = np.clip(
             j[rows, :, None] + np.arange(1 + int(np.ceil(POT_EDGE_MM / _RAY_STEP_MM))), 0, n_s - 1
         )
-        pot_edge = np.take_along_axis(pot_sample[rows], ahead, axis=2).any(axis=2)
+        pot_edge = pot_sample.reshape(-1).take(ray_start[rows, :, None] + ahead).any(axis=2)
         pot_in_reach = pot_sample[rows][..., radii <= _LARGE_R + 2.0].any(axis=2)
         pot_hidden[rows] = np.where(has[rows], pot_edge, pot_in_reach)
     # A crossing just before the pot may still be the rim, where a wink in
