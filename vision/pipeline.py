@@ -39,7 +39,7 @@ from rules.board import (
 )
 from vision.board_builder import BoardAssembly, assemble_board
 from vision.detections import WinkDetections
-from vision.squop import K_SIGMA
+from vision.squop import K_SIGMA, column_medians
 from vision.status import DEFAULT_CORNERS_MM, corners_from_unplayed
 
 FloatArray = npt.NDArray[np.float64]
@@ -314,8 +314,7 @@ def mat_edge_contrast(image_bgr: npt.NDArray[np.uint8], context: FrameContext) -
     bgr = image_bgr[rows, cols].reshape(-1, 1, 3)
     lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(float)
     medians = [
-        np.asarray(np.median(lab[start:stop], axis=0), dtype=float)
-        for start, stop in zip(starts[:-1], starts[1:], strict=True)
+        column_medians(lab[start:stop]) for start, stop in zip(starts[:-1], starts[1:], strict=True)
     ]
     contrasts = [
         float(np.linalg.norm(inside - outside))
