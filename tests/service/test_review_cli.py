@@ -40,6 +40,7 @@ def test_json_verdict_has_the_required_fields(squop_photo: Path, tmp_path: Path)
     blue = next(w["id"] for w in verdict["winks"] if w["colour"] == "blue")
     red = next(w["id"] for w in verdict["winks"] if w["colour"] == "red")
     assert (verdict["upper"], verdict["lower"]) == (blue, red)
+    assert verdict["other_pairs"] == []  # one pair in view: nothing else to pick
     picture = cv2.imread(str(out_png))
     assert picture is not None and picture.shape[0] > 100
 

@@ -694,3 +694,27 @@ def test_a_wink_dropped_on_the_first_plane_is_judged_again_on_the_refined_one(mo
         "W5": 22.0,
     }
     assert math.degrees(math.acos(min(1.0, abs(float(plane.normal @ normal))))) < 3.0
+
+
+def test_other_pairs_as_near_the_centre_are_named_when_the_program_picks_the_pair():
+    # A small green wink between a large red one (1 mm gap) and a large blue
+    # one (0.5 mm gap): both pairs touch about 8.5 mm from the photo's centre,
+    # so whichever is reviewed, the other is named for the umpire to pick.
+    discs = [
+        (0.0, 0.0, 0.0, 16.0, GREEN),
+        (-20.0, 0.0, 0.0, 22.0, RED),
+        (19.5, 0.0, 0.0, 22.0, BLUE),
+    ]
+    image = render(discs, tilt_deg=10.0)
+    verdict = review_photo(image)
+    colour = {w.id: w.colour for w in verdict.winks}
+    assert len(verdict.other_pairs) == 1
+    first, second, gap_mm = verdict.other_pairs[0]
+    pairs = {frozenset(colour[k] for k in verdict.ids), frozenset((colour[first], colour[second]))}
+    assert pairs == {frozenset(("green", "red")), frozenset(("green", "blue"))}
+    assert gap_mm == pytest.approx(
+        1.0 if "red" in (colour[first], colour[second]) else 0.5, abs=0.4
+    )
+    assert any(f"--pair {first},{second}" in note for note in verdict.notes)
+    # Named by the umpire, the pair stands alone.
+    assert review_photo(image, pair=verdict.ids).other_pairs == ()
