@@ -101,10 +101,14 @@ def _against(other: Path, dirs: list[Path], repeat: int) -> int:
         worker.stdin.close()
         worker.wait()
     diffs = [a - b for a, b in zip(times["this"], times["other"], strict=True)]
+    # The quartiles of the differences show how much the machine's load
+    # moved single pairs.
+    low, _, high = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else (diffs[0],) * 3
     print(
         f"{len(diffs)} frame pairs: this checkout median CPU {statistics.median(times['this']):.1f}"
         f" ms, {other} {statistics.median(times['other']):.1f} ms; per-frame difference"
         f" (this - other) median {statistics.median(diffs):+.2f} ms"
+        f" (quartiles {low:+.2f}, {high:+.2f})"
     )
     return 0
 
