@@ -179,8 +179,14 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
                 )
                 if true_plane and same_pair:
                     row["overlap_true_plane"] = round(_overlap_on_true_plane(image, scene, near), 3)
+                row["other_pairs_named"] = len(verdict.other_pairs)
                 if not same_pair:
                     row["result"] = "wrong pair"
+                    # Whether the verdict named the disputed pair as one about as near.
+                    row["disputed_named"] = any(
+                        sorted((names[p], names[q])) == sorted(disputed.ids)
+                        for p, q, _ in verdict.other_pairs
+                    )
                     if len(set(got_pair)) == 2:
                         row["picked_pair_result"] = _picked_pair_result(verdict, names, by_id)
                     else:
@@ -220,6 +226,15 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
         print(
             "  verdicts on the pair picked instead: "
             + ", ".join(f"{k} {picked.count(k)}" for k in sorted(set(picked)))
+        )
+    wrong_pair = [r for r in rows if r["result"] == "wrong pair"]
+    if wrong_pair:
+        reviewed = [r for r in rows if r["result"] not in ("wrong pair", "error")]
+        print(
+            "  the disputed pair named among the others about as near: "
+            f"{sum(r['disputed_named'] for r in wrong_pair)} of {len(wrong_pair)}; "
+            "others named beside the disputed pair: "
+            f"{sum(r.get('other_pairs_named', 0) > 0 for r in reviewed)} of {len(reviewed)}"
         )
     if times:
         print(f"median time per photo: {statistics.median(times):.2f} s (target <= 1.5 s)")
