@@ -1634,8 +1634,16 @@ def _unlike_own_colour(
     if near_edge.any():
         # Near the mat's edge the felt model mixes felt and table, and the
         # blur between the two can pass for a shade of a wink.
-        where_mm = centres_mm[seed] + offsets_mm.reshape(-1, 2)[flat % (n_rays * n_steps)]
-        away = ~_near_mat_edge(where_mm, OWN_SHADE_EDGE_MM)
+        # (Only the samples of seeds near it can be: a sample lies within
+        # _RAY_STOP_MM of its seed, so a seed farther than that plus
+        # OWN_SHADE_EDGE_MM from the edge has every sample away from it.)
+        at_edge = np.flatnonzero(near_edge[seed])
+        where_mm = (
+            centres_mm[seed[at_edge]]
+            + offsets_mm.reshape(-1, 2)[flat[at_edge] % (n_rays * n_steps)]
+        )
+        away = np.ones(len(flat), dtype=bool)
+        away[at_edge] = ~_near_mat_edge(where_mm, OWN_SHADE_EDGE_MM)
         flat, seed = flat[away], seed[away]
     # Per seed, the lines' directions from the felt: 0 this wink's colour,
     # 1 black (the felt's own shadow line), 2 + k wink colour k. A shadow
