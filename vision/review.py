@@ -800,10 +800,9 @@ def pairs_as_near(
     A pair counts when its contact point is less than one wink radius (the
     larger of the chosen pair's, in the photo) further from the pixel than
     the chosen pair's: the photo alone cannot tell which of them the players
-    dispute. On the 126 development close-ups with a candidate pair, the
-    program's own choice was the disputed pair on 112; of the 14 others, 12
-    had the disputed pair among these (and 24 of the 112 had one or more of
-    them too).
+    dispute. On the 127 development close-ups the program's own choice was
+    another pair than the disputed one on 15, and the disputed pair was
+    among these on 12 (``benchmarks/review.py --default-pair``).
 
     Returns
     -------
