@@ -1667,25 +1667,33 @@ def _unlike_own_colour(
     inverse_len2 = inverse_len2.reshape(-1)
     from_felt = [plane.reshape(-1)[flat] - felt_f[seed, c] for c, plane in enumerate(planes)]
 
-    def dist2_to_line(line: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
-        """Squared distance of each sample from the half-line felt + t * towards, t >= 0."""
-        at = seed * n_lines + line
+    def dist2_to_line(
+        line: npt.NDArray[np.intp], pick: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float32]:
+        """Squared distance of samples ``pick`` from the half-line felt + t * towards, t >= 0."""
+        at = seed[pick] * n_lines + line
         t_c = [towards_c[c][at] for c in range(3)]
-        cover = (from_felt[0] * t_c[0] + from_felt[1] * t_c[1] + from_felt[2] * t_c[2]) * (
-            inverse_len2[at]
-        )
+        off = [from_felt[c][pick] for c in range(3)]
+        cover = (off[0] * t_c[0] + off[1] * t_c[1] + off[2] * t_c[2]) * inverse_len2[at]
         cover = np.maximum(cover, np.float32(0.0))
-        return sum((from_felt[c] - cover * t_c[c]) ** 2 for c in range(3))
+        return sum((off[c] - cover * t_c[c]) ** 2 for c in range(3))
 
-    sat = np.hypot(opp_a.reshape(-1)[flat], opp_b.reshape(-1)[flat])
-    own_d2 = dist2_to_line(np.zeros_like(seed))
-    shadow_d2 = dist2_to_line(np.ones_like(seed))
-    other_d2 = dist2_to_line(2 + label.reshape(-1)[flat].astype(np.intp))
+    # A shade of this wink: near its own line, nearer it than the other
+    # colour's line, and nearer it than the shadow line or more colourful
+    # than the felt. Each test is made only on the samples that passed the
+    # ones before it (the same values, a fraction of the work).
+    every = np.arange(len(flat))
+    own_d2 = dist2_to_line(np.zeros(len(flat), dtype=np.intp), every)
+    pick = np.flatnonzero(own_d2 < OWN_SHADE_DISTANCE**2)
+    other_d2 = dist2_to_line(2 + label.reshape(-1)[flat[pick]].astype(np.intp), pick)
+    pick = pick[own_d2[pick] < other_d2]
+    shadow_d2 = dist2_to_line(np.ones(len(pick), dtype=np.intp), pick)
+    nearer_own = own_d2[pick] < shadow_d2
+    rest = pick[~nearer_own]
+    sat = np.hypot(opp_a.reshape(-1)[flat[rest]], opp_b.reshape(-1)[flat[rest]])
     _, felt_sat = hue_saturation(felt)
-    own_shade = (
-        (own_d2 < other_d2)
-        & (own_d2 < OWN_SHADE_DISTANCE**2)
-        & ((own_d2 < shadow_d2) | (sat > felt_sat[seed] + OWN_SHADE_SATURATION))
+    own_shade = np.concatenate(
+        [pick[nearer_own], rest[sat > felt_sat[seed[rest]] + OWN_SHADE_SATURATION]]
     )
     kept = other.copy()
     kept.reshape(-1)[flat[own_shade]] = False
