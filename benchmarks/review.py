@@ -97,7 +97,8 @@ def _overlap_on_true_plane(image: np.ndarray, scene: Scene, near: tuple[float, f
     height, width = image.shape[:2]
     detected = find_closeup_winks(image, seed=0)
     found = tuple(replace(w, id=f"W{k + 1}") for k, w in enumerate(rv.usable_winks(detected)))
-    plane, winks, sizes = rv.rectify(found, (width, height), around_xy_px=near, detected=detected)
+    rectified = rv.rectify(found, (width, height), around_xy_px=near, detected=detected)
+    plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
     i, j = rv.choose_pair(plane, winks, sizes, (width, height), near_xy_px=near)
     a, b, da, db = winks[i], winks[j], sizes[i], sizes[j]
     cam = scene.camera

@@ -256,39 +256,71 @@ def usable_winks(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]:
     return tuple(w for w in winks if w.colour is not None and w.fit_rms_px < 1.5)
 
 
+@dataclass(frozen=True)
+class Rectification:
+    """The mat plane of a close-up, the winks that agree with it, and what it rests on.
+
+    Parameters
+    ----------
+    plane : MatPlane
+    winks : tuple of CloseupWink
+        The winks kept (false detections dropped, crescents recovered).
+    sizes_mm : tuple of float
+        Their diameters, 16 or 22 mm, in the same order.
+    first_ids : tuple of str
+        The winks the first plane was fitted to.
+    flat_ids : tuple of str
+        The winks seen lying on the mat it was then refitted to (empty when
+        none were near: the first plane stands).
+    """
+
+    plane: MatPlane
+    winks: tuple[CloseupWink, ...]
+    sizes_mm: tuple[float, ...]
+    first_ids: tuple[str, ...]
+    flat_ids: tuple[str, ...]
+
+    def fitted_to(self) -> list[int]:
+        """Indices into ``winks`` of those the final plane rests on."""
+        ids = self.flat_ids or self.first_ids
+        return [k for k, w in enumerate(self.winks) if w.id in ids]
+
+
 def rectify(
     winks: tuple[CloseupWink, ...],
     image_wh: tuple[int, int],
     hfov_deg: float = DEFAULT_HFOV_DEG,
     *,
     known_sizes: dict[str, float] | None = None,
+    same_winks_as: Rectification | None = None,
     around_xy_px: tuple[float, float] | None = None,
     detected: tuple[CloseupWink, ...] | None = None,
-) -> tuple[MatPlane, tuple[CloseupWink, ...], list[float]]:
+) -> Rectification:
     """The mat plane from the winks' circles, the winks that agree with it, and their sizes.
 
-    The plane is fitted to the whole-rimmed winks nearest ``around_xy_px``
-    (default: the photo's centre), where the dispute is: the mat there is
-    what matters, and far-off false detections (reflections in a pot) then
-    cannot tilt it. When fewer than :data:`MIN_PLANE_WINKS` whole-rimmed
-    winks are that near, the nearest ones further off make up the number:
-    one circle's ellipse fits two tilts about equally well (close-up 23 of
-    the shared scenes was fitted 49 degrees off from the one wink near its
-    centre).
+    The plane is fitted to the well-seen winks (3/4 of the rim or more)
+    nearest ``around_xy_px`` (default: the photo's centre), where the
+    dispute is: the mat there is what matters, and far-off false detections
+    (reflections in a pot) then cannot tilt it. When fewer than
+    :data:`MIN_PLANE_WINKS` well-seen winks are that near, the nearest ones
+    further off make up the number where the photo has them: one circle's
+    ellipse fits two tilts about equally well (close-up 23 of the shared
+    scenes was fitted 49 degrees off from the one wink near its centre).
 
     Winks whose rectified radius fits neither 8 nor 11 mm (a false detection,
     or a strongly tilted wink) are dropped and the plane fitted again. With
-    ``known_sizes`` (diameter by wink id) the sizes are not guessed again.
+    ``known_sizes`` (diameter by wink id) the sizes are not guessed again,
+    and with ``same_winks_as`` too (another focal length, say) the plane is
+    fitted to the same winks as that one.
 
     Once the sizes are known, the plane is refitted to the winks seen lying
     on the mat (none of them covering another; ``detected`` are all the
     detections, to judge that) as circles of their known size
-    (:func:`_refined_on_flat`).
+    (:func:`_refined_on_flat`). Winks dropped on the first plane are then
+    judged again on the refined one.
     """
     intr = PinholeIntrinsics.from_hfov(image_wh[0], image_wh[1], hfov_deg)
-    target = np.asarray(
-        around_xy_px if around_xy_px is not None else ((image_wh[0] - 1) / 2, (image_wh[1] - 1) / 2)
-    )
+    target = _target_px(image_wh, around_xy_px)
     winks = _consistent_sizes(winks)
     by_distance = sorted(
         winks, key=lambda w: float(np.hypot(*(np.asarray(w.ellipse.centre_xy_px) - target)))
@@ -307,6 +339,8 @@ def rectify(
     if not chosen:
         raise RectificationError("no wink rim is seen well enough to rectify the mat plane")
     if known_sizes is not None:
+        if same_winks_as is not None:
+            chosen = [w for w in winks if w.id in same_winks_as.first_ids] or chosen
         chosen = [w for w in chosen if w.id in known_sizes] or chosen
         if all(w.id in known_sizes for w in chosen):
             plane = estimate_plane(
@@ -316,8 +350,22 @@ def rectify(
             )
             kept = tuple(w for w in winks if w.id in known_sizes)
             kept_sizes = [known_sizes[w.id] for w in kept]
-            plane = _refined_on_flat(plane, kept, kept_sizes, target, reach_px, detected)
-            return plane, kept, kept_sizes
+            plane, flat = _refined_on_flat(
+                plane,
+                kept,
+                kept_sizes,
+                target,
+                reach_px,
+                detected,
+                only_ids=None if same_winks_as is None else same_winks_as.flat_ids,
+            )
+            return Rectification(
+                plane,
+                kept,
+                tuple(kept_sizes),
+                tuple(w.id for w in chosen),
+                tuple(kept[k].id for k in flat),
+            )
     plane = estimate_plane(intr, [w.rim_image_px for w in chosen])
     for _ in range(2):
         radii = np.array([fit_wink_circle(plane, w.rim_image_px)[1] for w in chosen])
@@ -348,9 +396,6 @@ def rectify(
         if abs(math.log(ratio)) > 0.05:
             plane = MatPlane(plane.intrinsics, plane.normal, plane.distance_mm * ratio)
             radii = radii * ratio
-    # Far too big or small for a wink on this plane (a pot, a cup, a fleck of colour),
-    # or not round once rectified (an ellipse through parts of two winks): not a wink.
-    # Partly seen winks get more room for their size, their radius is less sure.
     keep = [k for k, w in enumerate(winks) if _looks_like_a_wink(w, float(radii[k]), roundness[k])]
     dropped = [w for k, w in enumerate(winks) if k not in keep]
     if keep:
@@ -364,13 +409,19 @@ def rectify(
     ratio = float(np.median(np.asarray(sizes) / 2 / radii))
     if abs(math.log(ratio)) > 0.05:
         plane = MatPlane(plane.intrinsics, plane.normal, plane.distance_mm * ratio)
-    plane = _refined_on_flat(plane, winks, sizes, target, reach_px, detected)
+    plane, flat = _refined_on_flat(plane, winks, sizes, target, reach_px, detected)
+    flat_ids = tuple(winks[k].id for k in flat)
+    # (With nothing kept, every wink is still in ``winks``: nothing to judge again.)
     if keep:
-        # Judged again on the refined plane: on the first one, fitted to whole
+        # Judged again on the refined plane: on the first one, fitted to well-seen
         # rims that are often tilted top winks, a flat wink can look 0.04 out of
-        # round and be dropped (close-up 880: 0.0356, refined 0.006).
+        # round and be dropped (close-up 880: 0.0356, refined 0.006). Only
+        # well-seen ones: a short arc's free circle fits nearly any size, and
+        # those go to the crescent fit below.
         readmitted = []
         for w in dropped:
+            if w.rim_visible_fraction < 0.75:
+                continue
             _, radius, rms = fit_wink_circle(plane, w.rim_image_px)
             if _looks_like_a_wink(w, radius, rms / max(radius, 1e-9)):
                 readmitted.append(w)
@@ -380,7 +431,7 @@ def rectify(
     recovered = _crescents(plane, dropped, winks)
     winks = (*winks, *(w for w, _ in recovered))
     sizes = [*sizes, *(d for _, d in recovered)]
-    return plane, tuple(winks), sizes
+    return Rectification(plane, tuple(winks), tuple(sizes), tuple(w.id for w in chosen), flat_ids)
 
 
 def _looks_like_a_wink(w: CloseupWink, radius_mm: float, roundness: float) -> bool:
@@ -392,13 +443,18 @@ def _looks_like_a_wink(w: CloseupWink, radius_mm: float, roundness: float) -> bo
     less sure; whole ones more room for roundness, as a tilted wink's rim is
     not a circle on the mat.
     """
-    rel = min(
-        abs(2 * radius_mm / LARGE_WINK_DIAMETER_MM - 1),
-        abs(2 * radius_mm / SMALL_WINK_DIAMETER_MM - 1),
-    )
     whole = w.rim_visible_fraction >= 0.95
-    return rel < (0.12 if w.rim_visible_fraction >= 0.75 else 0.25) and roundness < (
+    size_room = 0.12 if w.rim_visible_fraction >= 0.75 else 0.25
+    return float(_size_misfit(radius_mm)) < size_room and roundness < (
         MAX_TILTED_RMS if whole else MAX_RECTIFIED_RMS
+    )
+
+
+def _size_misfit(radius_mm: npt.ArrayLike) -> FloatArray:
+    """How far a rectified radius is from the nearer wink size, as a share of it."""
+    d = 2 * np.asarray(radius_mm, dtype=np.float64)
+    return np.minimum(
+        np.abs(d / LARGE_WINK_DIAMETER_MM - 1), np.abs(d / SMALL_WINK_DIAMETER_MM - 1)
     )
 
 
@@ -435,7 +491,9 @@ def _refined_on_flat(
     target_xy_px: FloatArray,
     reach_px: float,
     detected: tuple[CloseupWink, ...] | None,
-) -> MatPlane:
+    *,
+    only_ids: tuple[str, ...] | None = None,
+) -> tuple[MatPlane, list[int]]:
     """The plane refitted to the winks near the dispute that lie on the mat, sizes known.
 
     The first plane comes from whichever winks are seen whole, and those are
@@ -445,13 +503,21 @@ def _refined_on_flat(
     arc still lies on a circle of known size), fitted jointly as circles of
     known size, bring that to 1.2 degrees (127 close-ups, see
     docs/benchmarks.md).
+
+    With ``only_ids`` the refit uses those winks instead (the same winks as
+    another fit). Returns the plane and the indices of the winks it was
+    refitted to (none: the plane as given).
     """
-    flat = _flat_near(winks, target_xy_px, reach_px, detected)
+    if only_ids is not None:
+        flat = [k for k, w in enumerate(winks) if w.id in only_ids]
+    else:
+        flat = _flat_near(winks, target_xy_px, reach_px, detected)
     if not flat:
-        return plane
-    return fit_plane_to_circles(
+        return plane, []
+    refitted = fit_plane_to_circles(
         plane, [winks[k].rim_image_px for k in flat], [sizes[k] for k in flat]
     )
+    return refitted, flat
 
 
 def _near(winks: tuple[CloseupWink, ...], target_xy_px: FloatArray, reach_px: float) -> list[int]:
@@ -565,9 +631,7 @@ def _consistent_sizes(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]
 
 
 def _radius_fits_a_size(radii: FloatArray) -> npt.NDArray[np.bool_]:
-    d = 2 * radii
-    rel = np.minimum(np.abs(d / LARGE_WINK_DIAMETER_MM - 1), np.abs(d / SMALL_WINK_DIAMETER_MM - 1))
-    return np.asarray(rel < 0.1)
+    return np.asarray(_size_misfit(radii) < 0.1)
 
 
 # --------------------------------------------------------------------------
@@ -1068,9 +1132,14 @@ def review_photo(
         )
     # Relabel so ids count only what the user is shown.
     found = tuple(replace(w, id=f"W{k + 1}") for k, w in enumerate(found))
-    plane, winks, sizes = rectify(
-        found, (width, height), around_xy_px=near_xy_px, detected=detected
-    )
+    # The plane is fitted round the dispute: the pixel given, or the named pair.
+    around = near_xy_px
+    by_id = {w.id: w for w in found}
+    if pair is not None and pair[0] in by_id and pair[1] in by_id:
+        contact = _contact_point_px(by_id[pair[0]], by_id[pair[1]])
+        around = (float(contact[0]), float(contact[1]))
+    rectified = rectify(found, (width, height), around_xy_px=around, detected=detected)
+    plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
     i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
     other_pairs = (
         pairs_as_near(plane, winks, sizes, (i, j), _target_px((width, height), near_xy_px))
@@ -1133,14 +1202,15 @@ def review_photo(
     notes_fov: list[str] = []
     for hfov in HFOV_RANGE_DEG:
         try:
-            p2, _, _ = rectify(
+            p2 = rectify(
                 winks,
                 (width, height),
                 hfov,
                 known_sizes={w.id: d for w, d in zip(winks, sizes, strict=True)},
+                same_winks_as=rectified,
                 around_xy_px=near_xy_px,
                 detected=detected,
-            )
+            ).plane
         except RectificationError:
             continue
         if abs(p2.tilt_deg - plane.tilt_deg) > 8.0:
@@ -1169,26 +1239,14 @@ def review_photo(
             shape_rms.append(rms)
             notes.append(f"{w.id} is not round once rectified (tilted?): its place is less sure")
     sigma_shape = math.sqrt(sum(r * r for r in shape_rms))
-    # Uncertainty 4: the fitted plane, from its own fit's spread. With no wink
-    # seen flat near the dispute the plane was not refitted (it rests on the
-    # roundness of the winks near): their spread as circles stands for it.
-    target = (
-        np.asarray(near_xy_px, dtype=np.float64)
-        if near_xy_px is not None
-        else np.array([(width - 1) / 2, (height - 1) / 2])
-    )
-    # With no wink near the target the plane was fitted to the nearest ones
-    # further off (``rectify``'s fallback): their spread is the plane's.
+    # Uncertainty 4: the fitted plane, from its own fit's spread over the winks
+    # it rests on: those seen flat it was refitted to, else (none near) the
+    # winks of its first fit, whose spread as circles stands for it.
     sigma_plane = _plane_sigma_mm(
         plane,
         winks,
         sizes,
-        _flat_near(winks, target, PLANE_REACH * width, detected)
-        or _near(winks, target, PLANE_REACH * width)
-        or sorted(
-            _near(winks, target, math.inf),
-            key=lambda k: float(np.hypot(*(np.asarray(winks[k].ellipse.centre_xy_px) - target))),
-        )[:6],
+        rectified.fitted_to(),
         lambda p: _overlap_estimate(p, a, b, da, db, top, rests_elsewhere, near_a_third, apart)[0],
     )
     sigma_faint = math.sqrt(sum(_faint_sigma_mm(plane, w, d) ** 2 for w, d in faint_winks))
@@ -1224,14 +1282,24 @@ def review_photo(
         notes.append("the winks overlap but the photo does not show which is on top")
         squopped = None
     if other_pairs:
-        where = "the point given" if near_xy_px is not None else "the photo's centre"
         listed = ", ".join(
             f"{p},{q} ({'overlap' if gap < 0 else 'gap'} about {abs(gap):.1f} mm)"
             for p, q, gap in other_pairs
         )
+        p, q, _ = other_pairs[0]
+        if near_xy_px is None:
+            where, how = "the photo's centre", f"--pair ID1,ID2 (e.g. --pair {p},{q})"
+        else:
+            # --pair and --near do not go together: point at the other pair instead.
+            by_id = {w.id: w for w in winks}
+            cx, cy = _contact_point_px(by_id[p], by_id[q])
+            where, how = (
+                "the point given",
+                f"--near X,Y at that pair (e.g. --near {cx:.0f},{cy:.0f})",
+            )
         notes.append(
             f"also about as near {where}: {listed}; if the dispute is about one of those, "
-            f"run again with --pair {other_pairs[0][0]},{other_pairs[0][1]}"
+            f"run again with {how}"
         )
     reviewed = tuple(
         ReviewedWink(
@@ -1287,6 +1355,12 @@ def combine(first: Verdict, second: Verdict) -> Verdict:
     unc = 1 / math.sqrt(w1 + w2)
     spread = abs(first.overlap_mm - second.overlap_mm)
     notes = list(first.notes) + [f"second photo: {second.summary}"]
+    if second.other_pairs:
+        listed = ", ".join(f"{p},{q}" for p, q, _ in second.other_pairs)
+        notes.append(
+            f"in the second photo other pairs are about as near its centre ({listed}): "
+            "check that it shows the same pair"
+        )
     if spread > math.hypot(s1, s2):
         unc = max(unc, spread / 2 + min(s1, s2) / 2)
         notes.append("the two photos disagree more than their uncertainties: widened")

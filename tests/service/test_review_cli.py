@@ -15,7 +15,7 @@ from service.cli import app
 from service.commands.review import BadOptionError, parse_near, parse_pair
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vision"))
-from test_review import BLUE, RED, render  # noqa: E402
+from test_review import BLUE, OTHER_PAIRS_DISCS, RED, render  # noqa: E402
 
 runner = CliRunner()
 
@@ -127,3 +127,14 @@ def test_overhead_webcam_frame_is_reviewed_with_the_mat_calibration() -> None:
     assert all("-" in i for i in verdict["pair"])
     assert verdict["uncertainty_mm"] > 0
     assert verdict["squopped"] in (True, False, None)
+
+
+def test_json_names_the_other_pairs_as_near_the_centre(tmp_path: Path) -> None:
+    path = tmp_path / "two_pairs.png"
+    cv2.imwrite(str(path), render(OTHER_PAIRS_DISCS, tilt_deg=10.0))
+    result = runner.invoke(app, ["review", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    (other,) = verdict["other_pairs"]
+    assert len(set(other["pair"]) | set(verdict["pair"])) == 3  # the two pairs share one wink
+    assert other["flat_gap_mm"] == pytest.approx(0.75, abs=0.6)

@@ -112,6 +112,16 @@ BLUE = (170, 60, 30)
 GREEN = (40, 140, 20)
 
 
+#: Two pairs touching about 8.5 mm either side of the centre, a third 50 mm off.
+OTHER_PAIRS_DISCS = [
+    (0.0, 0.0, 0.0, 16.0, GREEN),
+    (-20.0, 0.0, 0.0, 22.0, RED),
+    (19.5, 0.0, 0.0, 22.0, BLUE),
+    (-10.0, 50.0, 0.0, 22.0, BLUE),
+    (10.5, 50.0, 0.0, 16.0, RED),
+]
+
+
 def _pair(overlap_mm, *, upper_raised=False, tilt_deg=0.0):
     """A large red wink at the origin and a small blue one ``overlap_mm`` into it along +x."""
     x_blue = 11.0 + 8.0 - overlap_mm
@@ -288,6 +298,16 @@ def test_two_agreeing_photos_narrow_the_uncertainty():
     both = combine(first, second)
     assert both.uncertainty_mm <= min(first.uncertainty_mm, second.uncertainty_mm) + 1e-9
     assert both.squopped is False
+
+
+def test_a_second_photo_with_other_pairs_as_near_is_flagged_when_combined():
+    # The second photo's pair is always the program's pick: when others are as
+    # near its centre, it may show another pair than the first.
+    first = review_photo(_pair(-1.0))
+    second = review_photo(render(OTHER_PAIRS_DISCS, tilt_deg=10.0))
+    assert second.other_pairs
+    notes = combine(first, second).notes
+    assert any(n.startswith("in the second photo other pairs are about as near") for n in notes)
 
 
 def test_photo_without_winks_is_a_clear_error():
@@ -684,7 +704,8 @@ def test_a_wink_dropped_on_the_first_plane_is_judged_again_on_the_refined_one(mo
     wrong = tilted(true_plane, np.array([math.radians(10.0), math.radians(5.0), 0.0]))
     monkeypatch.setattr(review, "estimate_plane", lambda *args, **kwargs: wrong)
 
-    plane, kept, sizes = review.rectify(tuple(winks), (WIDTH, HEIGHT))
+    rectified = review.rectify(tuple(winks), (WIDTH, HEIGHT))
+    plane, kept, sizes = rectified.plane, rectified.winks, rectified.sizes_mm
 
     assert dict(zip([w.id for w in kept], sizes, strict=True)) == {
         "W1": 22.0,
@@ -699,13 +720,9 @@ def test_a_wink_dropped_on_the_first_plane_is_judged_again_on_the_refined_one(mo
 def test_other_pairs_as_near_the_centre_are_named_when_the_program_picks_the_pair():
     # A small green wink between a large red one (1 mm gap) and a large blue
     # one (0.5 mm gap): both pairs touch about 8.5 mm from the photo's centre,
-    # so whichever is reviewed, the other is named for the umpire to pick.
-    discs = [
-        (0.0, 0.0, 0.0, 16.0, GREEN),
-        (-20.0, 0.0, 0.0, 22.0, RED),
-        (19.5, 0.0, 0.0, 22.0, BLUE),
-    ]
-    image = render(discs, tilt_deg=10.0)
+    # so whichever is reviewed, the other is named for the umpire to pick. A
+    # third pair touching 50 mm off is not named.
+    image = render(OTHER_PAIRS_DISCS, tilt_deg=10.0)
     verdict = review_photo(image)
     colour = {w.id: w.colour for w in verdict.winks}
     assert len(verdict.other_pairs) == 1
@@ -718,3 +735,15 @@ def test_other_pairs_as_near_the_centre_are_named_when_the_program_picks_the_pai
     assert any(f"--pair {first},{second}" in note for note in verdict.notes)
     # Named by the umpire, the pair stands alone.
     assert review_photo(image, pair=verdict.ids).other_pairs == ()
+
+
+def test_with_a_point_given_the_other_pair_is_pointed_at_not_named_by_ids():
+    # --near and --pair do not go together, so the note gives a --near for it.
+    intr, rot, trans = _camera(10.0, 200.0)
+    middle = _project(intr, rot, trans, np.array([[0.0, 0.0, 0.0]]))[0]
+    verdict = review_photo(
+        render(OTHER_PAIRS_DISCS, tilt_deg=10.0), near_xy_px=(float(middle[0]), float(middle[1]))
+    )
+    assert len(verdict.other_pairs) == 1
+    note = next(n for n in verdict.notes if n.startswith("also about as near the point given"))
+    assert "--near" in note and "--pair" not in note
