@@ -75,7 +75,8 @@ CLEAN_FIT_RMS_PX = 0.7
 ROUND_RMS = 0.02
 #: The plane is fitted to winks within this share of the photo's width of the dispute.
 PLANE_REACH = 0.2
-#: ... unless fewer whole-rimmed winks than this are that near: then the nearest ones.
+#: When fewer well-seen winks (3/4 of the rim) than this are within that reach, the
+#: nearest ones further off make up the number, where the photo has them.
 MIN_PLANE_WINKS = 3
 #: Close pairs: plan-view gaps up to this are candidates for a dispute.
 CANDIDATE_GAP_MM = 3.0
@@ -849,6 +850,7 @@ def _target_px(image_wh: tuple[int, int], near_xy_px: tuple[float, float] | None
 def _pair_distance_px(
     winks: tuple[CloseupWink, ...], i: int, j: int, target_xy_px: FloatArray
 ) -> float:
+    """Distance of the pair's contact point from a pixel, px."""
     return float(np.hypot(*(_contact_point_px(winks[i], winks[j]) - target_xy_px)))
 
 
