@@ -78,6 +78,13 @@ PLANE_REACH = 0.2
 #: When fewer well-seen winks (3/4 of the rim) than this are within that reach, the
 #: nearest ones further off make up the number, where the photo has them.
 MIN_PLANE_WINKS = 3
+#: Winks with at least this share of their rim seen (and round) vote on the
+#: photo's scale, i.e. which winks are large and which small. Half a rim still
+#: gives the radius to a few per cent, and a large wink half under others is
+#: often the only one of its size in view: with only well-seen winks (3/4) the
+#: small ones alone set the scale, as all large or all small by a guess
+#: (close-ups 883, 3232: the large wink then dropped as too big).
+SIZE_MIN_VISIBLE = 0.5
 #: Close pairs: plan-view gaps up to this are candidates for a dispute.
 CANDIDATE_GAP_MM = 3.0
 #: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur (0.08 mm
@@ -381,11 +388,11 @@ def rectify(
     # The scale was set from the winks near the dispute alone; when those are all
     # one size it can be the wrong one (all small taken as large), and the other
     # size's winks then look too big to be winks. So the sizes are first chosen
-    # from every round, well-seen wink in the photo.
+    # from every round wink in the photo with enough of its rim seen.
     well_seen = [
         k
         for k, w in enumerate(winks)
-        if w.rim_visible_fraction >= 0.75 and roundness[k] < MAX_RECTIFIED_RMS
+        if w.rim_visible_fraction >= SIZE_MIN_VISIBLE and roundness[k] < MAX_RECTIFIED_RMS
     ]
     if len(well_seen) >= 2:
         sizes_seen = assign_diameters_mm(radii[well_seen] / plane.distance_mm)

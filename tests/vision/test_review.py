@@ -435,6 +435,28 @@ def test_wink_sizes_are_told_from_every_wink_in_view_not_only_the_disputed_pair(
     assert verdict.overlap_mm == pytest.approx(-1.0, abs=0.3)
 
 
+def test_a_large_wink_half_under_others_tells_the_scale_when_the_rest_are_small():
+    # Four small winks seen whole and a large one with half its rim under two
+    # of them, 15 cm off: the small ones alone fit "all large, 21 cm off"
+    # as well as "all small, 15 cm off". The half-seen large wink decides.
+    discs = [
+        (0.0, 0.0, 0.0, 22.0, BLUE),
+        (11.0, 0.0, 1.0, 16.0, RED, 5.0),
+        (0.0, -11.0, 1.0, 16.0, GREEN),
+        (40.0, 25.0, 0.0, 16.0, GREEN),
+        (-35.0, 30.0, 0.0, 16.0, RED),
+    ]
+    verdict = review_photo(render(discs, tilt_deg=15.0, distance_mm=150.0))
+    sizes = sorted((w.colour, w.diameter_mm) for w in verdict.winks)
+    assert sizes == [
+        ("blue", 22.0),
+        ("green", 16.0),
+        ("green", 16.0),
+        ("red", 16.0),
+        ("red", 16.0),
+    ]
+
+
 def test_a_crescent_of_a_wink_under_another_is_refitted_with_its_known_size():
     # 11 mm of a small wink lies under a large one: its ellipse, fitted to the
     # short visible arc alone, fails the size test; on the mat it is an 8 mm
