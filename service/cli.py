@@ -32,16 +32,27 @@ EXIT_INTERNAL_ERROR = 1
 
 
 @contextlib.contextmanager
-def _user_errors() -> Iterator[None]:
+def _user_errors(*, whole_mat: bool = False) -> Iterator[None]:
     """Turn input errors into one clear line and exit status 2.
 
     Anything else is a bug in winkref, not the user's fault: one line saying
     so (exit 1), with the traceback only when ``WINKREF_DEBUG`` is set.
+    ``whole_mat``: the command needs the whole mat in view; when none is
+    found, the line also points to ``review``, the command for a close-up.
     """
     try:
         yield
     except (ValueError, OSError) as exc:
-        typer.echo(f"winkref: error: {exc}", err=True)
+        message = str(exc)
+        if whole_mat:
+            from calibration.result import MatPartlyOutOfFrameError, NoMatFoundError
+
+            if isinstance(exc, NoMatFoundError | MatPartlyOutOfFrameError):
+                message += (
+                    "; if the photo is a close-up of a few winks, not the whole mat, "
+                    "use 'winkref review PHOTO' instead"
+                )
+        typer.echo(f"winkref: error: {message}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     except MemoryError:
         typer.echo(
@@ -154,7 +165,7 @@ def count(
     """The end-of-time tiddly count and game score (rule 19)."""
     from service.commands import count as cmd
 
-    with _user_errors():
+    with _user_errors(whole_mat=True):
         _emit(
             cmd.run(
                 photo,
@@ -185,7 +196,7 @@ def analyze(
     """Every wink's colour, size, position and status, with squops and piles."""
     from service.commands import analyze as cmd
 
-    with _user_errors():
+    with _user_errors(whole_mat=True):
         _emit(
             cmd.run(
                 image,
@@ -219,7 +230,7 @@ def calibrate(
     """Find the mat, print the fit and its error in mm, and write the calibration file."""
     from service.commands import calibrate as cmd
 
-    with _user_errors():
+    with _user_errors(whole_mat=True):
         _emit(
             cmd.run(
                 image, camera_index=camera, output=output, corners=corners, annotate_path=annotate

@@ -138,3 +138,12 @@ def test_json_names_the_other_pairs_as_near_the_centre(tmp_path: Path) -> None:
     (other,) = verdict["other_pairs"]
     assert len(set(other["pair"]) | set(verdict["pair"])) == 3  # the two pairs share one wink
     assert other["flat_gap_mm"] == pytest.approx(0.75, abs=0.6)
+
+
+@pytest.mark.parametrize("command", ["count", "analyze"])  # both need the whole mat in view
+def test_a_close_up_given_to_a_whole_mat_command_points_to_review(
+    squop_photo: Path, command: str
+) -> None:
+    result = runner.invoke(app, [command, str(squop_photo)])
+    assert result.exit_code == 2
+    assert "use 'winkref review PHOTO' instead" in result.output
