@@ -226,8 +226,11 @@ class Verdict:
     #: The fitted mat plane's unit normal in the camera frame (x right, y down,
     #: z forward), pointing into the table; None when not from a close-up.
     plane_normal_camera: tuple[float, float, float] | None = None
-    #: When the program chose the pair: other close pairs about as near the
-    #: photo's centre (or the pixel given), as (id, id, flat plan gap mm).
+    #: When the program chose the pair: other close pairs it could have been,
+    #: as (id, id, plan gap mm as first measured; negative for an overlap).
+    #: From a close-up, those about as near the photo's centre (or the pixel
+    #: given), measured with both winks flat; from a webcam frame, the pairs
+    #: the frame is unsure of.
     other_pairs: tuple[tuple[str, str, float], ...] = ()
 
     @property

@@ -103,10 +103,27 @@ def verdict_from_frame(
             return float(np.hypot(*(mid - target)))
 
         call = min(calls, key=miss)
+    # A whole mat holds many close pairs, and the disputed one need not be at
+    # the frame's centre: the others the frame is unsure of are named.
+    other_pairs = (
+        tuple(
+            (ids[c.upper], ids[c.lower], round(float(c.separation_mm), 2))
+            for c in calls
+            if c.uncertain and c is not call
+        )[:5]
+        if pair is None
+        else ()
+    )
     overlap = -float(call.separation_mm)
     uncertainty = COVERAGE_SIGMA * float(np.hypot(call.sigma_mm, MODEL_SIGMA_MM))
     squopped = decide(overlap, uncertainty)
     notes = [call.reason]
+    if other_pairs:
+        listed = ", ".join(f"{p},{q}" for p, q, _ in other_pairs)
+        notes.append(
+            f"this pair is the close one nearest the {'point given' if near_xy_px else 'centre'}; "
+            f"the frame is also unsure of {listed}: for one of those, give --pair ID1,ID2"
+        )
     upper = lower = None
     if squopped is not False:
         if call.upper_confidence >= MIN_UPPER_CONFIDENCE:
@@ -140,4 +157,5 @@ def verdict_from_frame(
         mm_per_px=camera.mm_per_px_at([float(mid_mm[0]), float(mid_mm[1]), 0.0]),
         winks=winks,
         notes=tuple(notes),
+        other_pairs=other_pairs,
     )

@@ -82,7 +82,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         "plane_tilt_deg": round(verdict.plane_tilt_deg, 1),
         "mm_per_px": round(verdict.mm_per_px, 4),
         "notes": list(verdict.notes),
-        "other_pairs": [{"pair": [a, b], "flat_gap_mm": gap} for a, b, gap in verdict.other_pairs],
+        "other_pairs": [{"pair": [a, b], "plan_gap_mm": gap} for a, b, gap in verdict.other_pairs],
         "winks": [
             {
                 "id": w.id,

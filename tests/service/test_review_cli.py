@@ -127,6 +127,11 @@ def test_overhead_webcam_frame_is_reviewed_with_the_mat_calibration() -> None:
     assert all("-" in i for i in verdict["pair"])
     assert verdict["uncertainty_mm"] > 0
     assert verdict["squopped"] in (True, False, None)
+    # The pair was the program's pick: the other pairs the frame is unsure of are named.
+    for other in verdict["other_pairs"]:
+        assert all("-" in i for i in other["pair"]) and set(other["pair"]) != set(verdict["pair"])
+    if verdict["other_pairs"]:
+        assert any("give --pair" in n for n in verdict["notes"])
 
 
 def test_json_names_the_other_pairs_as_near_the_centre(tmp_path: Path) -> None:
@@ -137,7 +142,7 @@ def test_json_names_the_other_pairs_as_near_the_centre(tmp_path: Path) -> None:
     verdict = json.loads(result.output)
     (other,) = verdict["other_pairs"]
     assert len(set(other["pair"]) | set(verdict["pair"])) == 3  # the two pairs share one wink
-    assert other["flat_gap_mm"] == pytest.approx(0.75, abs=0.6)
+    assert other["plan_gap_mm"] == pytest.approx(0.75, abs=0.6)
 
 
 @pytest.mark.parametrize("command", ["count", "analyze"])  # both need the whole mat in view
