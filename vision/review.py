@@ -75,6 +75,9 @@ CLEAN_FIT_RMS_PX = 0.7
 ROUND_RMS = 0.02
 #: The plane is fitted to winks within this share of the photo's width of the dispute.
 PLANE_REACH = 0.2
+#: A wink with at least this share of its rim seen is well seen: its own outline
+#: gives its size and place (less, it may be a crescent under others).
+WELL_SEEN = 0.75
 #: When fewer well-seen winks (3/4 of the rim) than this are within that reach, the
 #: nearest ones further off make up the number, where the photo has them.
 MIN_PLANE_WINKS = 3
@@ -337,7 +340,7 @@ def rectify(
         winks, key=lambda w: float(np.hypot(*(np.asarray(w.ellipse.centre_xy_px) - target)))
     )
     reach_px = PLANE_REACH * image_wh[0]
-    well_seen_by_distance = [w for w in by_distance if w.rim_visible_fraction >= 0.75]
+    well_seen_by_distance = [w for w in by_distance if w.rim_visible_fraction >= WELL_SEEN]
     chosen = [
         w
         for w in well_seen_by_distance
@@ -431,7 +434,7 @@ def rectify(
         # those go to the crescent fit below.
         readmitted = []
         for w in dropped:
-            if w.rim_visible_fraction < 0.75:
+            if w.rim_visible_fraction < WELL_SEEN:
                 continue
             _, radius, rms = fit_wink_circle(plane, w.rim_image_px)
             if _looks_like_a_wink(w, radius, rms / max(radius, 1e-9)):
@@ -455,7 +458,7 @@ def _looks_like_a_wink(w: CloseupWink, radius_mm: float, roundness: float) -> bo
     not a circle on the mat.
     """
     whole = w.rim_visible_fraction >= 0.95
-    size_room = 0.12 if w.rim_visible_fraction >= 0.75 else 0.25
+    size_room = 0.12 if w.rim_visible_fraction >= WELL_SEEN else 0.25
     return float(_size_misfit(radius_mm)) < size_room and roundness < (
         MAX_TILTED_RMS if whole else MAX_RECTIFIED_RMS
     )
@@ -571,7 +574,7 @@ def _crescents(
         fit_circle(plane.to_plane(w.rim_image_px, WINK_THICKNESS_MM / 2))[0] for w in kept
     ]
     for w in dropped:
-        if w.rim_visible_fraction >= 0.75 or w.colour is None or len(w.rim_image_px) < 40:
+        if w.rim_visible_fraction >= WELL_SEEN or w.colour is None or len(w.rim_image_px) < 40:
             continue
         pts = plane.to_plane(w.rim_image_px, 0.0)
         fits = []
@@ -632,7 +635,7 @@ def _consistent_sizes(winks: tuple[CloseupWink, ...]) -> tuple[CloseupWink, ...]
         return winks
     major = np.array([w.ellipse.semi_axes_px[0] for w in winks])
     clean = np.array(
-        [w.rim_visible_fraction >= 0.75 and w.fit_rms_px < CLEAN_FIT_RMS_PX for w in winks]
+        [w.rim_visible_fraction >= WELL_SEEN and w.fit_rms_px < CLEAN_FIT_RMS_PX for w in winks]
     )
     band = 1.375 * 1.3
     fits = [(major / m < band) & (m / major < band) for m in major]
