@@ -959,9 +959,7 @@ def _seeds_from_mask(
     by default they are found.
     """
     if boxes is None:
-        found = cv2.findNonZero(mask)
-        found = np.zeros((0, 1, 2), np.int32) if found is None else found
-        boxes = _tile_boxes(found[:, 0, 1], found[:, 0, 0], mask.shape)
+        boxes = _set_pixel_boxes(mask)
     else:
         # Each box cut down to the set pixels it holds (the mask is a cut of
         # what the boxes were made round): they still hold every set pixel.
@@ -1044,6 +1042,12 @@ def _tile_boxes(
     )
 
 
+def _set_pixel_boxes(image: npt.NDArray[np.uint8]) -> list[tuple[int, int, int, int]]:
+    """:func:`_tile_boxes` round the nonzero pixels of a (h, w) uint8 image."""
+    rows, cols = _set_pixels(image)
+    return _tile_boxes(rows, cols, image.shape)
+
+
 def _distance_transform(
     mask: npt.NDArray[np.uint8], boxes: Sequence[tuple[int, int, int, int]] | None = None
 ) -> npt.NDArray[np.float32]:
@@ -1065,9 +1069,7 @@ def _distance_transform(
     where boxes overlap, each crop gives the same (exact) distances.
     """
     if boxes is None:
-        found = cv2.findNonZero(mask)
-        found = np.zeros((0, 1, 2), np.int32) if found is None else found
-        boxes = _tile_boxes(found[:, 0, 1], found[:, 0, 0], mask.shape)
+        boxes = _set_pixel_boxes(mask)
     dist = np.zeros(mask.shape, np.float32)
     height, width = mask.shape
     halo = _DIST_HALO_PX
@@ -1082,9 +1084,8 @@ def _distance_transform(
     return dist
 
 
-#: Tiles of the coarse view searched for peaks one at a time, and the
-#: margin each needs: the blur reaches 6 pixels, the 5x5 maximum 2 more.
-_PEAK_TILE_PX = 128
+#: The margin each box searched for peaks needs: the blur reaches 6 pixels,
+#: the 5x5 maximum 2 more.
 _PEAK_HALO_PX = 8
 
 
@@ -1098,23 +1099,14 @@ def _distance_peaks(
     Blurring a little into the distance breaks its plateaus (a thin blob is
     all ridge), so that each blob has one peak, at its middle: the score is
     ``dist + 0.5 * blur(dist)``, and a peak is a 5x5 maximum of the score.
-    Most of the view is bare felt, so this runs tile by tile, skipping
-    tiles with nothing high enough, or only in ``boxes`` (``(top, bottom,
-    left, right)``, which must hold every nonzero distance between them,
-    as :func:`_tile_boxes` makes them); each carries a margin wide enough
-    that its own pixels come out exactly as from the whole image.
+    Most of the view is bare felt, so this runs only in ``boxes``
+    (``(top, bottom, left, right)``, which must hold every nonzero distance
+    between them, as :func:`_tile_boxes` makes them; by default those round
+    the nonzero distances); each carries a margin wide enough that its own
+    pixels come out exactly as from the whole image.
     """
     height, width = dist.shape
-    if boxes is None:
-        high = dist >= min_dist
-        regions = [
-            (r0, min(r0 + _PEAK_TILE_PX, height), c0, min(c0 + _PEAK_TILE_PX, width))
-            for r0 in range(0, height, _PEAK_TILE_PX)
-            for c0 in range(0, width, _PEAK_TILE_PX)
-        ]
-        regions = [(r0, r1, c0, c1) for r0, r1, c0, c1 in regions if high[r0:r1, c0:c1].any()]
-    else:
-        regions = list(boxes)
+    regions = _set_pixel_boxes((dist > 0).view(np.uint8)) if boxes is None else boxes
     kernel = np.ones((5, 5), np.uint8)
     found_rows, found_cols, found_scores = [], [], []
     for r0, r1, c0, c1 in regions:

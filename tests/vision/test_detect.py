@@ -734,7 +734,7 @@ def test_each_wink_is_reported_at_its_nominal_radius_less_its_own_colours_bias()
     assert list(found.size) == [WinkSize.SMALL, WinkSize.LARGE]
 
 
-def test_peaks_found_tile_by_tile_match_the_whole_image() -> None:
+def test_peaks_found_without_boxes_match_the_whole_image() -> None:
     # Discs, a bar and a ring placed across tile borders (tiles are 128 px)
     # and at the image's edges; the whole-image search is the known answer.
     mask = np.zeros((300, 410), np.uint8)
