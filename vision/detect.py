@@ -106,6 +106,7 @@ from vision.colour import (
     ColourReference,
     classify_hue,
     classify_hue_index,
+    column_medians,
     hue_difference_deg,
     hue_saturation,
 )
@@ -1333,15 +1334,7 @@ def _sample_rims(
     contrast_beyond = contrast.reshape(-1).take(ray_start[..., None] + beyond)
     # The felt's own texture and noise at full resolution, per wink: the
     # median contrast of the outermost samples, which are mostly felt.
-    # (As np.median along axis 1, which partitions and averages the same
-    # two middle values, without its wrappers' cost on small arrays.)
-    outer = contrast[..., -6:].reshape(n, -1)
-    half = outer.shape[1] // 2
-    if outer.shape[1] % 2:
-        felt_noise = np.partition(outer, half, axis=1)[:, half]
-    else:
-        middle = np.partition(outer, (half - 1, half), axis=1)[:, half - 1 : half + 1]
-        felt_noise = _mean(middle, 1)
+    felt_noise = column_medians(contrast[..., -6:].reshape(n, -1).T)
     clean_bar = np.maximum(0.5 * CANDIDATE_CONTRAST, 2.5 * felt_noise)
     clean = _mean(contrast_beyond, 2) < clean_bar[:, None]
     # Into another wink (not a shadow or the felt's texture).

@@ -38,8 +38,9 @@ from rules.board import (
     Colour,
 )
 from vision.board_builder import BoardAssembly, assemble_board
+from vision.colour import column_medians
 from vision.detections import WinkDetections
-from vision.squop import K_SIGMA, column_medians
+from vision.squop import K_SIGMA
 from vision.status import DEFAULT_CORNERS_MM, corners_from_unplayed
 
 FloatArray = npt.NDArray[np.float64]

@@ -38,6 +38,7 @@ from scipy.spatial import cKDTree
 
 from calibration.camera import CameraModel
 from rules.board import WINK_THICKNESS_MM, Colour, WinkSize
+from vision.colour import column_medians
 from vision.detections import WinkDetections
 
 FloatArray = npt.NDArray[np.float64]
@@ -1156,21 +1157,6 @@ def _rim_points_inside(
     expected = arc_fraction * len(rim_points) / max(visible, 0.05)
     seen = float(np.sum(_inside_polygon(other_poly, rim_points) > 0.5))
     return min(1.0, seen / max(expected, 1.0))
-
-
-def column_medians(values: FloatArray) -> FloatArray:
-    """``np.median(values, axis=0)`` of a (k, c) array without NaNs, k >= 1, to the bit.
-
-    The middle order statistic of each column, or the mean of the two
-    middle ones (``(a + b) / 2``, as numpy computes it), without
-    np.median's wrapper, which costs several times the partition on the
-    few pixels of a pair or a side of the mat.
-    """
-    half = len(values) // 2
-    if len(values) % 2:
-        return np.asarray(np.partition(values, half, axis=0)[half])
-    part = np.partition(values, (half - 1, half), axis=0)
-    return np.asarray((part[half - 1] + part[half]) / 2)
 
 
 def colour_references_lab(

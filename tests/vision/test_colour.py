@@ -12,6 +12,7 @@ from vision.colour import (
     ColourReference,
     classify_hue,
     classify_hue_index,
+    column_medians,
     coverage,
     felt_contrast,
     hue_difference_deg,
@@ -153,3 +154,19 @@ def test_hue_difference_goes_the_short_way_round(
     a_deg: float, b_deg: float, expected: float
 ) -> None:
     assert float(hue_difference_deg(a_deg, b_deg)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (1, 3),  # one pixel
+        (40, 3),  # even: the mean of the two middle values
+        (39, 3),  # odd: the middle value
+        (300, 3),  # a pair's pixels
+    ],
+)
+def test_column_medians_match_numpy_median_to_the_bit(shape) -> None:
+    rng = np.random.default_rng(16)
+    values = rng.normal(50.0, 30.0, shape)
+    values[: shape[0] // 3] = np.round(values[: shape[0] // 3])  # ties, as 8-bit Lab has
+    np.testing.assert_array_equal(column_medians(values), np.median(values, axis=0))

@@ -33,7 +33,6 @@ from vision.squop import (
     _scale_range,
     _with_weak_pairs,
     analyse_squops,
-    column_medians,
     correct_parallax,
     layering_log_likelihood_ratios,
     pile_ids,
@@ -447,19 +446,3 @@ def test_coverage_far_outside_an_outline_is_zero_without_overflow_warnings() -> 
         cover, _ = _coverage(dx, dy, inv, scale, with_grad=False)
     assert cover[0] == pytest.approx(0.0, abs=1e-12)
     assert cover[1] == pytest.approx(1.0, abs=1e-3)  # 5 px inside the outline
-
-
-@pytest.mark.parametrize(
-    "shape",
-    [
-        (1, 3),  # one pixel
-        (40, 3),  # even: the mean of the two middle values
-        (39, 3),  # odd: the middle value
-        (300, 3),  # a pair's pixels
-    ],
-)
-def test_column_medians_match_numpy_median_to_the_bit(shape) -> None:
-    rng = np.random.default_rng(16)
-    values = rng.normal(50.0, 30.0, shape)
-    values[: shape[0] // 3] = np.round(values[: shape[0] // 3])  # ties, as 8-bit Lab has
-    np.testing.assert_array_equal(column_medians(values), np.median(values, axis=0))
