@@ -386,7 +386,14 @@ def assign_diameters_mm(radii: npt.ArrayLike) -> list[float]:
     prior = 1e-4 * np.log(scales / 220.0) ** 2
     best = int(np.argmin(cost + prior))
     k = scales[best]
-    pick = np.argmin(np.abs(np.log(k * r[:, None] / sizes[None, :])), axis=1)
+    return nearest_diameters_mm(k * r)
+
+
+def nearest_diameters_mm(radii_mm: npt.ArrayLike) -> list[float]:
+    """The wink diameter, 22 or 16 mm, nearest each radius (on a log scale), mm."""
+    r = np.asarray(radii_mm, dtype=np.float64).reshape(-1)
+    sizes = np.array([LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM]) / 2
+    pick = np.argmin(np.abs(np.log(r[:, None] / sizes[None, :])), axis=1)
     return [float(2 * sizes[i]) for i in pick]
 
 

@@ -49,6 +49,7 @@ from vision.closeup_geometry import (
     fit_circle_known_radius,
     fit_plane_to_circles,
     fit_wink_circle,
+    nearest_diameters_mm,
     plane_spread,
     tilted,
 )
@@ -439,7 +440,7 @@ def rectify(
             _, radius, rms = fit_wink_circle(plane, w.rim_image_px)
             if _looks_like_a_wink(w, radius, rms / max(radius, 1e-9)):
                 readmitted.append(w)
-                sizes.append(_nearer_size_mm(radius))
+                sizes.extend(nearest_diameters_mm(radius))
         winks = (*winks, *readmitted)
         dropped = [w for w in dropped if w not in readmitted]
     recovered = _crescents(plane, dropped, winks)
@@ -469,14 +470,6 @@ def _size_misfit(radius_mm: npt.ArrayLike) -> FloatArray:
     d = 2 * np.asarray(radius_mm, dtype=np.float64)
     return np.minimum(
         np.abs(d / LARGE_WINK_DIAMETER_MM - 1), np.abs(d / SMALL_WINK_DIAMETER_MM - 1)
-    )
-
-
-def _nearer_size_mm(radius_mm: float) -> float:
-    """The wink diameter, 16 or 22 mm, nearer a fitted radius (on a log scale)."""
-    return min(
-        (LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM),
-        key=lambda d: abs(math.log(2 * radius_mm / d)),
     )
 
 
