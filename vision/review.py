@@ -527,25 +527,25 @@ def _refined_on_flat(
     return refitted, flat
 
 
-def _near(winks: tuple[CloseupWink, ...], target_xy_px: FloatArray, reach_px: float) -> list[int]:
-    """Indices of the winks within ``reach_px`` of a pixel, enough of their rim seen."""
-    return [
-        k
-        for k, w in enumerate(winks)
-        if w.rim_visible_fraction >= ON_MAT_MIN_VISIBLE
-        and float(np.hypot(*(np.asarray(w.ellipse.centre_xy_px) - target_xy_px))) < reach_px
-    ]
-
-
 def _flat_near(
     winks: tuple[CloseupWink, ...],
     target_xy_px: FloatArray,
     reach_px: float,
     detected: tuple[CloseupWink, ...] | None,
 ) -> list[int]:
-    """Indices of the winks the plane is refitted to: near the dispute, seen on the mat."""
+    """Indices of the winks the plane is refitted to: near the dispute, seen on the mat.
+
+    Within ``reach_px`` of the pixel, enough of the rim seen, and lying on
+    the mat (:func:`lies_on_mat`); the six most seen.
+    """
     others = detected if detected is not None else winks
-    flat = [k for k in _near(winks, target_xy_px, reach_px) if lies_on_mat(winks[k], others)]
+    flat = [
+        k
+        for k, w in enumerate(winks)
+        if w.rim_visible_fraction >= ON_MAT_MIN_VISIBLE
+        and float(np.hypot(*(np.asarray(w.ellipse.centre_xy_px) - target_xy_px))) < reach_px
+        and lies_on_mat(w, others)
+    ]
     return sorted(flat, key=lambda k: -winks[k].rim_visible_fraction)[:6]
 
 
@@ -835,7 +835,7 @@ def choose_pair(
     target = _target_px(image_wh, near_xy_px)
     i, j, _ = min(cands, key=lambda c: _pair_distance_px(winks, c[0], c[1], target))
     if near_xy_px is not None:
-        miss = float(np.hypot(*(_contact_point_px(winks[i], winks[j]) - target)))
+        miss = _pair_distance_px(winks, i, j, target)
         reach = max(winks[i].ellipse.semi_axes_px[0], winks[j].ellipse.semi_axes_px[0])
         if miss > reach:
             raise NoCandidatePairError(
@@ -1093,10 +1093,9 @@ def _plane_sigma_mm(
         plane, [winks[k].rim_image_px for k in fitted_to], [sizes[k] for k in fitted_to]
     )
     steps = PLANE_SIGMA_SCALE * spread.steps
-    if not math.isfinite(spread.tilt_sigma_deg) or len(steps) == 0:
-        cap = math.radians(PLANE_STEP_MAX_DEG)
-        steps = np.array([[cap, 0.0, 0.0], [0.0, cap, 0.0]])
     cap = math.radians(PLANE_STEP_MAX_DEG)
+    if not math.isfinite(spread.tilt_sigma_deg) or len(steps) == 0:
+        steps = np.array([[cap, 0.0, 0.0], [0.0, cap, 0.0]])
     turn = np.hypot(steps[:, 0], steps[:, 1])
     steps = steps * np.minimum(1.0, cap / np.maximum(turn, 1e-12))[:, None]
     total = 0.0
