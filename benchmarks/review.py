@@ -42,11 +42,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dataclasses import replace  # noqa: E402
 
 from tools.groundtruth import GtWink, Scene, load_scene  # noqa: E402
 from vision import review as rv  # noqa: E402
-from vision.closeup import find_closeup_winks  # noqa: E402
 from vision.closeup_geometry import MatPlane, PinholeIntrinsics  # noqa: E402
 from vision.review import Verdict, review_photo  # noqa: E402
 
@@ -92,15 +90,10 @@ def _overlap_on_true_plane(image: np.ndarray, scene: Scene, near: tuple[float, f
 
     Splits a pair's error into the plane's part (the verdict's overlap minus
     this) and the rest (this minus the truth: outlines, how the winks rest).
-    The same steps as :func:`vision.review.review_photo` up to the estimate.
+    The same steps as :func:`vision.review.review_photo` up to the estimate
+    (:func:`vision.review._pair_setup`).
     """
-    height, width = image.shape[:2]
-    detected = find_closeup_winks(image, seed=0)
-    found = tuple(replace(w, id=f"W{k + 1}") for k, w in enumerate(rv.usable_winks(detected)))
-    rectified = rv.rectify(found, (width, height), around_xy_px=near, detected=detected)
-    plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
-    i, j = rv.choose_pair(plane, winks, sizes, (width, height), near_xy_px=near)
-    a, b, da, db = winks[i], winks[j], sizes[i], sizes[j]
+    setup = rv._pair_setup(image, pair=None, near_xy_px=near, seed=0)
     cam = scene.camera
     normal = -np.asarray(cam.rotation)[:, 2]
     k = np.asarray(cam.camera_matrix)
@@ -109,15 +102,7 @@ def _overlap_on_true_plane(image: np.ndarray, scene: Scene, near: tuple[float, f
         normal,
         float(normal @ np.asarray(cam.translation_mm).reshape(3)),
     )
-    top = rv.occluder(a, b, rv._lab_near(image, a, b))
-    third = (
-        rv._near_a_third(plane, a, da, (a, b), detected, image),
-        rv._near_a_third(plane, b, db, (a, b), detected, image),
-    )
-    rests = top is None or third[0 if top is a else 1]
-    faint = any(rv.felt_contrast(image, w.ellipse) < rv.FAINT_CONTRAST for w in (a, b))
-    apart = not faint and rv.image_separation_px(a.ellipse, b.ellipse) > rv.APART_IN_IMAGE_PX
-    return rv._overlap_estimate(true_plane, a, b, da, db, top, rests, third, apart)[0]
+    return setup.overlap_on(true_plane)[0]
 
 
 def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> int:

@@ -1116,15 +1116,49 @@ def _lab_near(image_bgr: npt.NDArray[np.uint8], a: CloseupWink, b: CloseupWink) 
     return lab
 
 
-def review_photo(
+@dataclass(frozen=True)
+class _PairSetup:
+    """What the verdict on a close-up's pair rests on, before its uncertainty.
+
+    ``faint_winks`` are the pair's winks nearly the felt's colour, with their
+    diameters; ``around_xy_px`` is where the plane was fitted round.
+    """
+
+    detected: tuple[CloseupWink, ...]
+    rectified: Rectification
+    around_xy_px: tuple[float, float] | None
+    pair: tuple[int, int]
+    top: CloseupWink | None
+    near_a_third: tuple[bool, bool]
+    rests_elsewhere: bool
+    faint_winks: tuple[tuple[CloseupWink, float], ...]
+    apart: bool
+
+    def overlap_on(self, plane: MatPlane) -> tuple[float, float, bool, str]:
+        """:func:`_overlap_estimate` of the pair on ``plane``."""
+        i, j = self.pair
+        winks, sizes = self.rectified.winks, self.rectified.sizes_mm
+        return _overlap_estimate(
+            plane,
+            winks[i],
+            winks[j],
+            sizes[i],
+            sizes[j],
+            self.top,
+            self.rests_elsewhere,
+            self.near_a_third,
+            self.apart,
+        )
+
+
+def _pair_setup(
     image_bgr: npt.NDArray[np.uint8],
     *,
-    pair: tuple[str, str] | None = None,
-    near_xy_px: tuple[float, float] | None = None,
-    resamples: int = 10,
-    seed: int = 0,
-) -> Verdict:
-    """The verdict on the disputed pair in a close-up photo.
+    pair: tuple[str, str] | None,
+    near_xy_px: tuple[float, float] | None,
+    seed: int,
+) -> _PairSetup:
+    """Find the winks, fit the mat plane, choose the pair and read how it lies.
 
     Raises
     ------
@@ -1148,15 +1182,9 @@ def review_photo(
     rectified = rectify(found, (width, height), around_xy_px=around, detected=detected)
     plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
     i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
-    other_pairs = (
-        pairs_as_near(plane, winks, sizes, (i, j), _target_px((width, height), near_xy_px))
-        if pair is None
-        else ()
-    )
     a, b = winks[i], winks[j]
     da, db = sizes[i], sizes[j]
-    lab = _lab_near(image_bgr, a, b)
-    top = occluder(a, b, lab)
+    top = occluder(a, b, _lab_near(image_bgr, a, b))
     near_a_third = (
         _near_a_third(plane, a, da, (a, b), detected, image_bgr),
         _near_a_third(plane, b, db, (a, b), detected, image_bgr),
@@ -1166,17 +1194,48 @@ def review_photo(
     # neighbours too), so both lying flat and leaning stay in the uncertainty,
     # unless nothing else is near enough to hold it up: then it leans.
     rests_elsewhere = top is None or near_a_third[0 if top is a else 1]
-    faint_winks = [
+    faint_winks = tuple(
         (w, d)
         for w, d in ((a, da), (b, db))
         if felt_contrast(image_bgr, w.ellipse) < FAINT_CONTRAST
-    ]
+    )
     # A faint outline can lie well inside the wink (its near wall missed), so
     # two faint outlines apart do not show that the winks are apart.
     apart = not faint_winks and image_separation_px(a.ellipse, b.ellipse) > APART_IN_IMAGE_PX
-    overlap, sigma_support, raised, why = _overlap_estimate(
-        plane, a, b, da, db, top, rests_elsewhere, near_a_third, apart
+    return _PairSetup(
+        detected, rectified, around, (i, j), top, near_a_third, rests_elsewhere, faint_winks, apart
     )
+
+
+def review_photo(
+    image_bgr: npt.NDArray[np.uint8],
+    *,
+    pair: tuple[str, str] | None = None,
+    near_xy_px: tuple[float, float] | None = None,
+    resamples: int = 10,
+    seed: int = 0,
+) -> Verdict:
+    """The verdict on the disputed pair in a close-up photo.
+
+    Raises
+    ------
+    NoWinksFoundError, NoCandidatePairError, PairNotFoundError, RectificationError
+    """
+    height, width = image_bgr.shape[:2]
+    setup = _pair_setup(image_bgr, pair=pair, near_xy_px=near_xy_px, seed=seed)
+    detected, rectified = setup.detected, setup.rectified
+    plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
+    i, j = setup.pair
+    other_pairs = (
+        pairs_as_near(plane, winks, sizes, (i, j), _target_px((width, height), near_xy_px))
+        if pair is None
+        else ()
+    )
+    a, b = winks[i], winks[j]
+    da, db = sizes[i], sizes[j]
+    top, near_a_third, rests_elsewhere = setup.top, setup.near_a_third, setup.rests_elsewhere
+    faint_winks, apart = setup.faint_winks, setup.apart
+    overlap, sigma_support, raised, why = setup.overlap_on(plane)
 
     # Uncertainty 1: rim fits, by resampling the rim points.
     rng = np.random.default_rng(seed)
@@ -1215,7 +1274,7 @@ def review_photo(
                 hfov,
                 known_sizes={w.id: d for w, d in zip(winks, sizes, strict=True)},
                 same_winks_as=rectified,
-                around_xy_px=near_xy_px,
+                around_xy_px=setup.around_xy_px,
                 detected=detected,
             ).plane
         except RectificationError:
@@ -1225,9 +1284,7 @@ def review_photo(
             # circle's pose), not a nearby answer for a nearby focal length.
             notes_fov.append(f"the plane fit for a {hfov:.0f} degree lens was unstable")
             continue
-        by_fov.append(
-            _overlap_estimate(p2, a, b, da, db, top, rests_elsewhere, near_a_third, apart)[0]
-        )
+        by_fov.append(setup.overlap_on(p2)[0])
     # One step of 6 degrees either side of the default: the spread is that change.
     sigma_fov = float(np.ptp(by_fov)) if len(by_fov) > 1 else 0.0
     notes = [why, *notes_fov]
@@ -1254,7 +1311,7 @@ def review_photo(
         winks,
         sizes,
         rectified.fitted_to(),
-        lambda p: _overlap_estimate(p, a, b, da, db, top, rests_elsewhere, near_a_third, apart)[0],
+        lambda p: setup.overlap_on(p)[0],
     )
     sigma_faint = math.sqrt(sum(_faint_sigma_mm(plane, w, d) ** 2 for w, d in faint_winks))
     faint = [w.id for w, _ in faint_winks]
