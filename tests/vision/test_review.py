@@ -64,15 +64,15 @@ def _project(intr, rot, trans, pts):
     )
 
 
-def _flat_rims(intr, rot, trans, discs):
-    """Exact image rims (360 points each) of discs ``(x_mm, y_mm, diameter_mm)`` flat on the mat."""
+def _flat_rims(intr, rot, trans, discs, z_mm=0.0):
+    """Exact image rims (360 points each) of discs ``(x_mm, y_mm, diameter_mm)``, z = ``z_mm``."""
     t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
     return [
         _project(
             intr,
             rot,
             trans,
-            np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.zeros(len(t))]),
+            np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.full(len(t), z_mm)]),
         )
         for x, y, d in discs
     ]
@@ -715,12 +715,11 @@ def test_a_wink_dropped_on_the_first_plane_is_judged_again_on_the_refined_one(mo
     intr, rot, trans = _camera(25.0, 220.0)
     discs = [(0.0, 0.0, 22.0), (30.0, 5.0, 16.0), (-28.0, 8.0, 22.0), (5.0, -30.0, 16.0)]
     discs.append((-5.0, 32.0, 22.0))
-    t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
-    winks = []
-    for k, (x, y, d) in enumerate(discs):
-        ring = np.column_stack([x + d / 2 * np.cos(t), y + d / 2 * np.sin(t), np.full(len(t), 0.8)])
-        rim = _project(intr, rot, trans, ring)
-        winks.append(CloseupWink(f"W{k + 1}", Colour.RED, fit_ellipse_direct(rim), rim, 1.0, 0.2))
+    # Rims at half a wink's thickness, where the rectification places them.
+    winks = [
+        CloseupWink(f"W{k + 1}", Colour.RED, fit_ellipse_direct(rim), rim, 1.0, 0.2)
+        for k, rim in enumerate(_flat_rims(intr, rot, trans, discs, z_mm=0.8))
+    ]
     normal = rot @ np.array([0.0, 0.0, -1.0])
     true_plane = MatPlane(intr, normal, float(trans @ normal))
     wrong = tilted(true_plane, np.array([math.radians(10.0), math.radians(5.0), 0.0]))
