@@ -251,7 +251,7 @@ def _fit(
             "or give the four corners by hand (needed for a mat without baselines)",
         )
     # (Failures are falsy, so no `or` here.)
-    disagreement = _evidence_disagrees(result, manual=manual)
+    disagreement = _evidence_disagrees(result, manual=manual, rough=rough)
     if disagreement is None:
         disagreement = _edges_show_no_step(image_lab, result.fit.camera, manual=manual)
     if disagreement is None and rough and not manual:
@@ -318,13 +318,20 @@ def _corner_move_px(fitted_px: FloatArray, given_px: FloatArray) -> float:
     return best
 
 
-def _evidence_disagrees(result: PipelineResult, *, manual: bool) -> CalibrationFailure | None:
+def _evidence_disagrees(
+    result: PipelineResult, *, manual: bool, rough: bool = False
+) -> CalibrationFailure | None:
     """A failure when the fitted camera disagrees with its own evidence, else None.
 
     A camera fitted to an outline that is not the mat's (its long edges run on
     to a board's end, a score sheet's edge) can fit the edge points closely and
     state a small error, but it cannot also put the baselines it found where
     they are: rule 2.3.1 fixes them relative to the true corners.
+
+    With ``rough`` (an outline from the faint-edge or baseline search, which
+    reaches this check only with all four baselines found) the mat is in view
+    and its faint edges are what fail: the failure says so, rather than that
+    the outline is not the mat's.
     """
     where = "given" if manual else "found"
     advice = (
@@ -333,6 +340,15 @@ def _evidence_disagrees(result: PipelineResult, *, manual: bool) -> CalibrationF
         else "give the mat's four corners by hand"
     )
     for b in result.baselines:
+        if b.found and b.rms_residual_mm > MAX_BASELINE_RMS_MM and rough and not manual:
+            return CalibrationFailure(
+                FailureReason.FAINT_EDGES_UNVERIFIED,
+                "calibration refused: the mat's four baselines were found, but its edges are "
+                "too faint against the table (or too dim) to fit a camera that agrees with "
+                f"them: it misses one by {b.rms_residual_mm:.1f} mm RMS (at most "
+                f"{MAX_BASELINE_RMS_MM} mm in a right fit); photograph the mat on a table of a "
+                "different colour or in more even light, or give its four corners by hand",
+            )
         if b.found and b.rms_residual_mm > MAX_BASELINE_RMS_MM:
             return CalibrationFailure(
                 FailureReason.EVIDENCE_DISAGREES,

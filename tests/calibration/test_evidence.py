@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from calibration import NoMatFoundError, calibrate
-from calibration.api import _corner_move_px
+from calibration.api import MAX_BASELINE_RMS_MM, _corner_move_px, _evidence_disagrees
 from calibration.camera import CameraModel
 from calibration.fit import MAT_CORNERS_MM
-from calibration.pipeline import edge_colour_steps, image_lab_float
+from calibration.mat import FailureReason
+from calibration.pipeline import BaselineFit, edge_colour_steps, image_lab_float
 from tests.calibration.synthetic import HALF_LENGTH_MM, look_at_camera, render_mat
 
 SIZE_WH = (800, 450)
@@ -106,3 +109,47 @@ def test_corner_move_is_measured_in_the_best_matching_order(shift: int, reverse:
     given = np.roll(fitted + np.array([3.0, -4.0]), shift, axis=0)
     given = given[::-1] if reverse else given
     assert _corner_move_px(fitted, given) == pytest.approx(5.0)
+
+
+def _with_baseline_misses(*rms_mm: float) -> SimpleNamespace:
+    """A fit's result whose four found baselines miss their lines by ``rms_mm``."""
+    return SimpleNamespace(
+        baselines=tuple(
+            BaselineFit(
+                corner_mm=corner,
+                found_fraction=1.0,
+                contrast=-20.0,
+                rms_residual_mm=rms,
+                image_xy_px=np.zeros((2, 2)),
+            )
+            for corner, rms in zip(MAT_CORNERS_MM, rms_mm, strict=True)
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("rough", "manual", "reason", "says"),
+    [
+        # an outline from the ordinary search: probably a board's or paper's edge
+        (False, False, FailureReason.EVIDENCE_DISAGREES, "probably not the mat's own"),
+        # from the faint-edge search with all four baselines (as overhead_00001, beige on
+        # beige wood, dim at one end): the mat is in view, its edges are what fail
+        (True, False, FailureReason.FAINT_EDGES_UNVERIFIED, "four baselines were found"),
+        # corners given by hand: the user is told to check them
+        (False, True, FailureReason.EVIDENCE_DISAGREES, "check that the corners"),
+    ],
+)
+def test_a_missed_baseline_is_explained_by_where_the_outline_came_from(
+    rough: bool, manual: bool, reason: FailureReason, says: str
+) -> None:
+    result = _with_baseline_misses(0.1, 0.2, MAX_BASELINE_RMS_MM + 0.1, 0.1)
+    failure = _evidence_disagrees(result, manual=manual, rough=rough)  # type: ignore[arg-type]
+    assert failure is not None and not failure
+    assert failure.reason is reason
+    assert says in failure.message
+    assert "0.6 mm RMS" in failure.message
+
+
+def test_baselines_within_the_limit_raise_no_disagreement() -> None:
+    result = _with_baseline_misses(0.1, 0.2, MAX_BASELINE_RMS_MM, 0.3)
+    assert _evidence_disagrees(result, manual=False, rough=True) is None  # type: ignore[arg-type]
