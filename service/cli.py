@@ -226,6 +226,14 @@ def calibrate(
         Path | None,
         typer.Option("--annotate", help="Annotated picture; default: next to the output file."),
     ] = None,
+    distortion: Annotated[
+        str | None,
+        typer.Option(
+            "--distortion",
+            help="Known lens distortion k1,k2,p1,p2[,k3] (OpenCV's order); "
+            "default: estimated from the mat's edges.",
+        ),
+    ] = None,
 ) -> None:
     """Find the mat, print the fit and its error in mm, and write the calibration file."""
     from service.commands import calibrate as cmd
@@ -233,7 +241,12 @@ def calibrate(
     with _user_errors(whole_mat=True):
         _emit(
             cmd.run(
-                image, camera_index=camera, output=output, corners=corners, annotate_path=annotate
+                image,
+                camera_index=camera,
+                output=output,
+                corners=corners,
+                annotate_path=annotate,
+                distortion=distortion,
             )
         )
 

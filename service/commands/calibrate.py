@@ -3,6 +3,7 @@
 Usage::
 
     winkref calibrate IMAGE [-o calib.json] [--corners x1,y1,...,x4,y4] [--annotate OUT.png]
+                      [--distortion k1,k2,p1,p2[,k3]]
     winkref calibrate --camera N [-o calib.json]
 
 The calibration file (default ``calib.json``) is what ``winkref analyze
@@ -34,8 +35,17 @@ class UsageError(ValueError):
     """The options contradict each other."""
 
 
+class BadDistortionError(ValueError):
+    """Lens distortion given on the command line is malformed or implausible."""
+
+
 # Hand-clicked corners this close together are one corner clicked twice.
 MIN_CORNER_SEPARATION_PX = 1.0
+#: Webcam and phone lenses have |k1|, |k2| well under 1 and tangential terms
+#: of a few thousandths; coefficients beyond these are a typing slip or
+#: another model's (e.g. fisheye) numbers, which would bend the mat wildly.
+MAX_RADIAL_COEFFICIENT = 2.0
+MAX_TANGENTIAL_COEFFICIENT = 0.1
 
 
 def parse_corners(text: str) -> npt.NDArray[np.float64]:
@@ -72,6 +82,46 @@ def parse_corners(text: str) -> npt.NDArray[np.float64]:
                     "give the mat's four distinct corners"
                 )
     return corners_px
+
+
+def parse_distortion(text: str) -> npt.NDArray[np.float64]:
+    """``"k1,k2,p1,p2[,k3]"`` (OpenCV's order) as a (5,) array; k3 is 0 when left out.
+
+    The numbers are those of OpenCV's camera calibration (``cv2.calibrateCamera``'s
+    ``distCoeffs``) for this camera at this resolution.
+
+    Raises
+    ------
+    BadDistortionError
+        When there are not four or five finite numbers, or one is implausibly large.
+    """
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise BadDistortionError(
+            f"--distortion {text!r}: expected four or five numbers k1,k2,p1,p2[,k3]"
+        ) from None
+    if len(values) not in (4, 5):
+        raise BadDistortionError(
+            f"--distortion {text!r}: expected four or five numbers k1,k2,p1,p2[,k3] "
+            f"(OpenCV's order), got {len(values)}"
+        )
+    if not all(np.isfinite(values)):
+        raise BadDistortionError(f"--distortion {text!r}: every coefficient must be finite")
+    coefficients = np.zeros(5)
+    coefficients[: len(values)] = values
+    radial, tangential = coefficients[[0, 1, 4]], coefficients[2:4]
+    if np.abs(radial).max() > MAX_RADIAL_COEFFICIENT or (
+        np.abs(tangential).max() > MAX_TANGENTIAL_COEFFICIENT
+    ):
+        raise BadDistortionError(
+            f"--distortion {text!r}: implausibly large for a webcam or phone lens "
+            f"(|k1|, |k2|, |k3| at most {MAX_RADIAL_COEFFICIENT}, |p1|, |p2| at most "
+            f"{MAX_TANGENTIAL_COEFFICIENT}); give OpenCV's k1,k2,p1,p2[,k3] for this camera, "
+            "or leave the option out to estimate the distortion from the mat's edges"
+        )
+    return coefficients
 
 
 def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
@@ -179,6 +229,7 @@ def run(
     output: Path = Path("calib.json"),
     corners: str | None = None,
     annotate_path: Path | None = None,
+    distortion: str | None = None,
 ) -> str:
     """Calibrate from an image file or a camera; write the file and the picture.
 
@@ -209,8 +260,9 @@ def run(
     else:
         raise UsageError("give either an IMAGE file or --camera N (exactly one of them)")
     corner_px = parse_corners(corners) if corners is not None else None
+    dist_coeffs = parse_distortion(distortion) if distortion is not None else None
     with naming_photo(Path(source)):
-        cal = calibrate(frame, corners_image_px=corner_px)
+        cal = calibrate(frame, corners_image_px=corner_px, dist_coeffs=dist_coeffs)
     drawn = draw_calibration(frame, cal)
     write_text_atomic(
         output, json.dumps(cal.to_json_dict(), indent=2) + "\n", option="-o", make_parent=True
@@ -220,6 +272,11 @@ def run(
         [
             f"calibrated from {source}",
             describe(cal),
+            *(
+                ["lens distortion: as given (--distortion), not estimated"]
+                if dist_coeffs is not None
+                else []
+            ),
             f"wrote {output} and {picture}",
         ]
     )

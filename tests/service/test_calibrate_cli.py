@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from calibration import Calibration
 from calibration.fit import MAT_CORNERS_MM
 from service.cli import app
-from service.commands.calibrate import parse_corners
+from service.commands.calibrate import BadDistortionError, parse_corners, parse_distortion
 from tests.calibration.synthetic import look_at_camera, render_mat
 
 runner = CliRunner()
@@ -70,12 +70,14 @@ def test_hand_given_corners_are_used(mat_photo, tmp_path: Path) -> None:
         (["/no/such/photo.jpg"], "'/no/such/photo.jpg': no such file"),  # missing file
         ([], "give either an IMAGE file or --camera N"),  # neither
         (["--corners", "1,2,3"], "expected eight numbers"),  # too few corner numbers
+        (["--distortion", "-0.1,0.02"], "expected four or five numbers"),  # k1, k2 only
+        (["--distortion", "-25,0,0,0"], "implausibly large"),  # another model's numbers
     ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(
     args: list[str], message: str, mat_photo, tmp_path: Path
 ) -> None:
-    if args[:1] == ["--corners"]:
+    if args[:1] in (["--corners"], ["--distortion"]):
         args = [str(mat_photo[0]), *args]
     result = runner.invoke(app, ["calibrate", *args, "-o", str(tmp_path / "c.json")])
     assert result.exit_code == 2
@@ -110,3 +112,45 @@ def test_no_mat_in_view_is_reported(tmp_path: Path) -> None:
 )
 def test_corner_text_is_parsed(text: str, expected: list[list[float]]) -> None:
     np.testing.assert_allclose(parse_corners(text), expected)
+
+
+def test_a_known_lens_distortion_is_used_not_estimated(mat_photo, tmp_path: Path) -> None:
+    photo, truth = mat_photo
+    out = tmp_path / "calib.json"
+    k1 = float(truth.dist_coeffs[0])
+    result = runner.invoke(
+        app, ["calibrate", str(photo), "-o", str(out), "--distortion", f"{k1},0,0,0"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "lens distortion: as given" in result.output
+    cal = Calibration.from_json_dict(json.loads(out.read_text()))
+    np.testing.assert_allclose(cal.camera.dist_coeffs, [k1, 0.0, 0.0, 0.0, 0.0])
+    # With the true distortion the mat's corners map back to within a millimetre.
+    ours = cal.camera.image_to_mat(truth.mat_to_image(MAT_CORNERS_MM))
+    error_mm = min(np.abs(ours - MAT_CORNERS_MM).max(), np.abs(-ours - MAT_CORNERS_MM).max())
+    assert error_mm < 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("-0.1,0.02,0.001,-0.002", [-0.1, 0.02, 0.001, -0.002, 0.0]),  # k3 left out: 0
+        ("-0.1 0.02 0 0 0.005", [-0.1, 0.02, 0.0, 0.0, 0.005]),  # all five, by spaces
+    ],
+)
+def test_distortion_text_is_parsed_in_opencvs_order(text: str, expected: list[float]) -> None:
+    np.testing.assert_allclose(parse_distortion(text), expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a,b,c,d",  # not numbers
+        "-0.1,0,0,0,0,0",  # six: a rational model's numbers
+        "-0.1,0,0.5,0",  # a tangential term of 0.5
+        "nan,0,0,0",  # not finite
+    ],
+)
+def test_bad_distortion_text_is_refused_with_the_text_quoted(text: str) -> None:
+    with pytest.raises(BadDistortionError, match="--distortion"):
+        parse_distortion(text)
