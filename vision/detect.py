@@ -109,6 +109,7 @@ from vision.colour import (
     column_medians,
     hue_difference_deg,
     hue_saturation,
+    opponent,
 )
 from vision.detections import WinkDetections
 from vision.fit import CircleFits, arc_fractions, fit_circles
@@ -174,6 +175,21 @@ OWN_SHADE_SATURATION = 0.03
 OWN_SHADE_EDGE_MM = 4.0
 #: Samples below this coverage are left as they are (they end the ray anyway).
 OWN_SHADE_MIN_COVER = 0.4
+#: A sample nearer the shadow line than the line of a dark, greyish wink
+#: is still a shade of it when its chromaticity has moved this share of the
+#: way from the felt's towards the wink's ...
+OWN_SHADE_CHROMA_SHARE = 0.25
+#: ... and it is at most this much darker than the wink (felt brightness units).
+OWN_SHADE_DARKER = 0.05
+#: Such a wink's line from the felt lies within this angle of the shadow
+#: line, degrees ...
+OWN_SHADE_SHADOW_DEG = 25.0
+#: ... its chromaticity at least this far from the felt's (opponent units;
+#: a shadow moves the felt's by a few thousandths) ...
+OWN_SHADE_CHROMA_STEP = 0.04
+#: ... and it is at least this bright (felt brightness units; the
+#: chromaticity's offset for near-black colours is 0.3).
+OWN_SHADE_MIN_BRIGHTNESS = 0.3
 
 _SMALL_R = SMALL_WINK_DIAMETER_MM / 2
 _LARGE_R = LARGE_WINK_DIAMETER_MM / 2
@@ -1309,6 +1325,7 @@ def _sample_rims(
         reference,
         centres_mm,
         offsets,
+        near_pot,
     )
     # The pot is not another wink; where it stands, this wink may show over
     # it (nearer the camera) or not, so its samples are judged as usual.
@@ -1571,6 +1588,7 @@ def _unlike_own_colour(
     reference: ColourReference,
     centres_mm: FloatArray,
     offsets_mm: FloatArray,
+    near_pot: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.bool_]:
     """``other`` less the samples that are a shade of this wink, whatever their hue.
 
@@ -1601,6 +1619,9 @@ def _unlike_own_colour(
         Where the rays start.
     offsets_mm : (r, s, 2) ndarray
         Each sample's offset from its ray's start.
+    near_pot : (n,) ndarray of bool
+        Whose rays reach the pot, whose dark wall and shading take any
+        chromaticity: there only hue and the lines tell a shade.
 
     Returns
     -------
@@ -1675,10 +1696,47 @@ def _unlike_own_colour(
     shadow_d2 = dist2_to_line(np.ones(len(pick), dtype=np.intp), pick)
     nearer_own = own_d2[pick] < shadow_d2
     rest = pick[~nearer_own]
-    sat = np.hypot(opp_a.reshape(-1)[flat[rest]], opp_b.reshape(-1)[flat[rest]])
+    rest_a, rest_b = opp_a.reshape(-1)[flat[rest]], opp_b.reshape(-1)[flat[rest]]
+    sat = np.hypot(rest_a, rest_b)
     _, felt_sat = hue_saturation(felt)
+    # A dark, greyish wink's line runs close to the shadow line, so nearness
+    # alone cannot tell its edge from a shadow. The chromaticity can: a
+    # shadow keeps the felt's, while the wink's edge (its colour blurred
+    # wider than its brightness, as JPEG keeps colour at half resolution)
+    # has moved part of the way towards the wink's own. Only for such a
+    # wink (for any other the nearer line tells a shade from a shadow),
+    # not a near-black one (whose chromaticity is mostly noise, see
+    # vision.colour.opponent), and not by the pot or the mat's edge (where
+    # the felt model misjudges the felt, and the pot and the table take
+    # any chromaticity).
+    felt_f64 = felt.astype(np.float64)
+    shadow_cos = (direction * -felt_f64).sum(axis=1) / np.maximum(
+        np.linalg.norm(direction, axis=1) * np.linalg.norm(felt_f64, axis=1), 1e-9
+    )
+    greyish = (
+        (shadow_cos >= np.cos(np.radians(OWN_SHADE_SHADOW_DEG)))
+        & ((felt_f64 + direction).mean(axis=1) >= OWN_SHADE_MIN_BRIGHTNESS)
+        & ~near_pot
+        & ~near_edge
+    )
+    felt_a, felt_b = opponent(felt_f64)
+    wink_a, wink_b = opponent(felt_f64 + direction)
+    to_a, to_b = (wink_a - felt_a)[seed[rest]], (wink_b - felt_b)[seed[rest]]
+    reach2 = to_a * to_a + to_b * to_b
+    share = ((rest_a - felt_a[seed[rest]]) * to_a + (rest_b - felt_b[seed[rest]]) * to_b) / (
+        np.maximum(reach2, 1e-12)
+    )
+    # A mix of the wink and the felt is no darker than the wink.
+    brightness = sum(plane.reshape(-1)[flat[rest]] for plane in planes) / np.float32(3.0)
+    wink_brightness = ((felt_f64 + direction).mean(axis=1))[seed[rest]]
+    towards_own = (
+        greyish[seed[rest]]
+        & (reach2 >= OWN_SHADE_CHROMA_STEP**2)
+        & (share >= OWN_SHADE_CHROMA_SHARE)
+        & (brightness >= wink_brightness - OWN_SHADE_DARKER)
+    )
     own_shade = np.concatenate(
-        [pick[nearer_own], rest[sat > felt_sat[seed[rest]] + OWN_SHADE_SATURATION]]
+        [pick[nearer_own], rest[(sat > felt_sat[seed[rest]] + OWN_SHADE_SATURATION) | towards_own]]
     )
     kept = other.copy()
     kept.reshape(-1)[flat[own_shade]] = False

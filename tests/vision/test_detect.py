@@ -448,6 +448,50 @@ def test_dark_wink_with_an_olive_shaded_band_is_one_wink_of_its_full_size() -> N
         assert found.rim_visible_fraction[i] > 0.8
 
 
+# A dark greyish-green wink on beige felt whose outer band has the wink's
+# brightness but only 30 % of its way from the felt's chromaticity (colour
+# blurred wider than brightness, as JPEG keeps colour at half resolution):
+# its hue is the felt's yellowish one.
+GREYISH_GREEN_CORE_BGR = (80.0, 100.0, 78.0)
+GREYISH_GREEN_BAND_BGR = (76.0, 91.6, 90.4)
+GREYISH_GREEN = [
+    (-300.0, 100.0, 11.0),
+    (0.0, -150.0, 11.0),
+    (250.0, 120.0, 8.0),
+    (-80.0, 200.0, 8.0),
+]
+
+
+@pytest.mark.parametrize(
+    "shadow_mm",
+    [
+        0.0,  # no shadow
+        2.5,  # a shadow (felt 35 % darker) cast 3.5 mm aside, as dark as the wink
+    ],
+)
+def test_greyish_wink_whose_edge_has_the_felts_hue_is_fitted_at_its_rim(shadow_mm: float) -> None:
+    camera = _camera()
+    shadow_bgr = tuple(0.65 * v for v in FELT_BGR)
+    discs = []
+    for x_mm, y_mm, radius_mm in GREYISH_GREEN:
+        if shadow_mm:
+            discs.append(
+                Disc(x_mm + shadow_mm, y_mm - shadow_mm, radius_mm, shadow_bgr, top_z_mm=0.0)
+            )
+        discs.append(Disc(x_mm, y_mm, radius_mm, GREYISH_GREEN_BAND_BGR))
+        discs.append(Disc(x_mm, y_mm, radius_mm - 3.0, GREYISH_GREEN_CORE_BGR))
+    found = detect_winks(_render(camera, discs, seed=5), camera)
+    assert len(found) == len(GREYISH_GREEN)
+    for x_mm, y_mm, radius_mm in GREYISH_GREEN:
+        i = _match(found, Disc(x_mm, y_mm, radius_mm, GREYISH_GREEN_CORE_BGR))
+        assert found.colour[i] is Colour.GREEN
+        assert found.size[i] is (WinkSize.LARGE if radius_mm > 9 else WinkSize.SMALL)
+        # The band is the wink's: its rim is seen all round, not cut where
+        # the hue turns the felt's, and a shadow does not pull it aside.
+        assert np.hypot(*(found.mat_xy_mm[i] - [x_mm, y_mm])) < 0.8
+        assert found.rim_visible_fraction[i] > 0.9
+
+
 @pytest.mark.parametrize(
     ("image", "message"),
     [
