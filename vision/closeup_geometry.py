@@ -213,6 +213,45 @@ class Support:
         return np.asarray(self.height_mm * np.clip((along + radius_mm) / (2 * radius_mm), 0, 1))
 
 
+@dataclass(frozen=True, eq=False)
+class SolidRim:
+    """Outline points of a round body standing on the mat, each at a known height and radius.
+
+    The body's horizontal cross-sections are circles about one vertical axis
+    (a pot: its top rim 48 mm across at 38 mm, its base 38 mm across on the
+    mat), so every point cut with the plane at its height lies its radius
+    from one plan centre.
+
+    Parameters
+    ----------
+    image_px : (n, 2) ndarray
+        Outline points, px.
+    heights_mm : (n,) ndarray
+        Each point's height above the mat, mm.
+    radii_mm : (n,) ndarray
+        The body's radius at that height, mm.
+    """
+
+    image_px: FloatArray
+    heights_mm: FloatArray
+    radii_mm: FloatArray
+
+    def subsampled(self, count: int) -> SolidRim:
+        """About ``count`` of the points, evenly taken."""
+        step = max(1, len(self.image_px) // count)
+        return SolidRim(self.image_px[::step], self.heights_mm[::step], self.radii_mm[::step])
+
+    def centre_mm(self, plane: MatPlane) -> FloatArray:
+        """(2,) plan centre of the body on ``plane``: points' centroid, refined with their radii."""
+        pts = plane.to_plane(self.image_px, self.heights_mm)
+        start = pts.mean(axis=0)
+
+        def resid(c: FloatArray) -> FloatArray:
+            return np.asarray(np.hypot(pts[:, 0] - c[0], pts[:, 1] - c[1]) - self.radii_mm)
+
+        return np.asarray(optimize.least_squares(resid, x0=start, method="lm").x)
+
+
 def fit_circle_known_radius(
     points_xy: FloatArray, radius: float, start_xy: FloatArray
 ) -> tuple[FloatArray, float]:
@@ -404,6 +443,7 @@ def fit_plane_to_circles(
     *,
     thickness_mm: float = WINK_THICKNESS_MM,
     points_per_rim: int = 80,
+    solids: tuple[SolidRim, ...] = (),
 ) -> MatPlane:
     """Refine a plane jointly with circles of known size lying flat on it.
 
@@ -423,16 +463,21 @@ def fit_plane_to_circles(
         Visible rim points of winks lying flat on the mat (not raised, not leaning).
     diameters_mm : list of float
         Each wink's diameter, mm.
+    solids : tuple of SolidRim
+        Round bodies standing on the mat (the pot), each with its own free
+        centre and counted as one rim. Their outline points at different
+        heights about one axis fix the plane's normal directly.
 
     Returns
     -------
     MatPlane
         The refined plane; the start when no rim is given.
     """
-    if not rims_image_px:
+    if not rims_image_px and not solids:
         return plane
     intr = plane.intrinsics
     rims = [r[:: max(1, len(r) // points_per_rim)] for r in rims_image_px]
+    bodies = tuple(b.subsampled(2 * points_per_rim) for b in solids)
     tilt0 = math.acos(min(1.0, float(plane.normal[2])))
     az0 = math.atan2(float(plane.normal[1]), float(plane.normal[0]))
     # Each wink's centre is a free parameter, held as its image point so that
@@ -440,7 +485,7 @@ def fit_plane_to_circles(
     starts = [
         plane.to_image(fit_wink_circle(plane, r, thickness_mm=thickness_mm)[0][None, :])[0]
         for r in rims
-    ]
+    ] + [plane.to_image(b.centre_mm(plane)[None, :])[0] for b in bodies]
     x0 = np.array(
         [max(tilt0, 1e-3), az0, math.log(plane.distance_mm), *np.concatenate(starts)],
         dtype=np.float64,
@@ -448,9 +493,11 @@ def fit_plane_to_circles(
 
     def residuals(x: FloatArray) -> FloatArray:
         trial = MatPlane(intr, _normal_from_angles(x[0], x[1]), math.exp(x[2]))
-        return _circle_residuals(trial, rims, x[3:].reshape(-1, 2), diameters_mm, thickness_mm)
+        return _circle_residuals(
+            trial, rims, x[3:].reshape(-1, 2), diameters_mm, thickness_mm, bodies
+        )
 
-    n = len(rims)
+    n = len(rims) + len(bodies)
     lower = np.array([0.0, az0 - 4.0, x0[2] - 1.5, *([-np.inf] * (2 * n))])
     upper = np.array([1.25, az0 + 4.0, x0[2] + 1.5, *([np.inf] * (2 * n))])
     sol = optimize.least_squares(
@@ -473,20 +520,26 @@ def _circle_residuals(
     centres_image_px: FloatArray,
     diameters_mm: list[float],
     thickness_mm: float,
+    solids: tuple[SolidRim, ...] = (),
 ) -> FloatArray:
     """Each rim point's distance off its wink's circle of known size on ``plane``, mm.
 
     Each rim is weighted by one over the square root of its length, so that
     each wink counts equally. These are what :func:`fit_plane_to_circles`
-    minimises and :func:`plane_spread` linearises.
+    minimises and :func:`plane_spread` linearises. ``centres_image_px`` holds
+    the winks' centres and then the solids', all as image points of the mat.
     """
     centres = plane.to_plane(centres_image_px, 0.0)
     out = []
-    for rim, centre, diameter in zip(rims, centres, diameters_mm, strict=True):
+    for rim, centre, diameter in zip(rims, centres, diameters_mm, strict=False):
         heights = rim_heights_mm(plane.to_plane(rim, thickness_mm / 2), centre, 0.0, thickness_mm)
         p = plane.to_plane(rim, heights)
         miss = np.hypot(p[:, 0] - centre[0], p[:, 1] - centre[1]) - diameter / 2
         out.append(1.0 / math.sqrt(len(rim)) * miss)
+    for body, centre in zip(solids, centres[len(rims) :], strict=True):
+        p = plane.to_plane(body.image_px, body.heights_mm)
+        miss = np.hypot(p[:, 0] - centre[0], p[:, 1] - centre[1]) - body.radii_mm
+        out.append(1.0 / math.sqrt(len(p)) * miss)
     return np.concatenate(out)
 
 

@@ -26,7 +26,12 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from rules.board import LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM, WINK_THICKNESS_MM
+from rules.board import (
+    LARGE_WINK_DIAMETER_MM,
+    POT_TOP_DIAMETER_MM,
+    SMALL_WINK_DIAMETER_MM,
+    WINK_THICKNESS_MM,
+)
 from vision.closeup import (
     OUTLINE_INSET_PX,
     CloseupWink,
@@ -53,6 +58,7 @@ from vision.closeup_geometry import (
     plane_spread,
     tilted,
 )
+from vision.closeup_pot import PotRim, find_pot_rim
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -174,6 +180,31 @@ PLANE_SIGMA_SCALE = 1.0
 PLANE_STEP_MAX_DEG = 10.0
 #: Least fraction of the rim seen for a wink to help fit the plane.
 ON_MAT_MIN_VISIBLE = 0.5
+#: One-sigma error (degrees) of the mat's tilt fitted to the pot's top rim alone
+#: (:func:`_with_pot`). On the 38 development close-ups where the rim was found,
+#: that tilt came out 0.89 degrees off median (75th pct 1.38, 90th 2.13; the
+#: winks' own fits there 1.09, 1.55, 2.89). The rim points lie within 0.3-0.7 px
+#: of the true rim; what is left is mostly the lens's distortion, which the review
+#: does not model and which bends the pot's large outline by about a pixel (on
+#: undistorted points the rim alone came out 0.04-0.3 degrees off on 6 of 7).
+POT_TILT_SIGMA_DEG = 1.0
+#: The pot's tilt is used only when it agrees with the winks' within this many
+#: sigma of both (the winks' from their own fit's spread): otherwise the winks
+#: do not fit the pot's plane within their residuals, and one of the two is not
+#: what it seems (a mug or squidger taken for the pot, a tilted wink).
+POT_AGREEMENT_SIGMA = 3.0
+#: The rim's diameter on the winks' plane, and the mat's distance from the rim
+#: alone against the winks', must agree with the pot's size within this share:
+#: true pots measured 47.0-50.1 mm and 0.95-1.04 (38 close-ups); a squidger
+#: (25-51 mm, lying flat) comes out a sixth or more too small at the rim's height,
+#: a mug (82 mm) far too large.
+POT_SIZE_TOLERANCE = 0.08
+#: On the plane fitted to it alone, the rim must lie this close (rms, mm) to a
+#: circle of the pot's size: true rims measured 0.01-0.31 mm (38 close-ups).
+POT_RIM_RMS_MM = 0.35
+#: Whether the plane's stated tilt spread narrows to the combined one when the
+#: pot's rim is used (:func:`_plane_sigma_mm`).
+POT_NARROWS_PLANE_SIGMA = True
 
 
 class NoCandidatePairError(ValueError):
@@ -287,6 +318,10 @@ class Rectification:
     flat_ids : tuple of str
         The winks seen lying on the mat it was then refitted to (empty when
         none were near: the first plane stands).
+    pot : PotRim or None
+        The pot's top rim, when its tilt was combined with the winks'.
+    tilt_sigma_scale : float
+        The combined tilt's one sigma as a share of the winks' alone (1 without the pot).
     """
 
     plane: MatPlane
@@ -294,6 +329,10 @@ class Rectification:
     sizes_mm: tuple[float, ...]
     first_ids: tuple[str, ...]
     flat_ids: tuple[str, ...]
+    #: The pot's top rim when it helped tilt the plane (:func:`_with_pot`).
+    pot: PotRim | None = None
+    #: What is left of the winks' tilt spread once the pot's is combined with it.
+    tilt_sigma_scale: float = 1.0
 
     def fitted_to(self) -> list[int]:
         """Indices into ``winks`` of those the final plane rests on."""
@@ -447,6 +486,76 @@ def rectify(
     winks = (*winks, *(w for w, _ in recovered))
     sizes = [*sizes, *(d for _, d in recovered)]
     return Rectification(plane, tuple(winks), tuple(sizes), tuple(w.id for w in chosen), flat_ids)
+
+
+def _with_pot(rectified: Rectification, pot: PotRim) -> tuple[Rectification, str]:
+    """The plane tilted by the pot's top rim as well as the winks, when the two agree.
+
+    The rim alone (a circle of the pot's size, its height above the mat)
+    gives a tilt of its own, as sure as :data:`POT_TILT_SIGMA_DEG`; the winks'
+    tilt is as sure as their fit's spread (:func:`plane_spread`). The two
+    normals are averaged with weights one over their variances, and the
+    distance then set again from the winks' known sizes. Seen nearly straight
+    down the winks' sizes barely fix the tilt and the rim takes over; many
+    round winks outweigh it.
+
+    The rim is not used when its size on the winks' plane, or the distance it
+    gives alone, is not the pot's (:data:`POT_SIZE_TOLERANCE`), when it is no
+    circle of the pot's size on its own plane (:data:`POT_RIM_RMS_MM`), or its tilt
+    and the winks' disagree beyond :data:`POT_AGREEMENT_SIGMA` of both.
+
+    Returns
+    -------
+    Rectification, str
+        The rectification (with ``pot`` set when the rim was used) and a note
+        saying what was done and why.
+    """
+    plane = rectified.plane
+    fitted = rectified.fitted_to()
+    rims = [rectified.winks[k].rim_image_px for k in fitted]
+    sizes = [rectified.sizes_mm[k] for k in fitted]
+    size_off = pot.diameter_mm / POT_TOP_DIAMETER_MM - 1
+    if abs(size_off) > POT_SIZE_TOLERANCE:
+        return rectified, (
+            f"a round rim {pot.diameter_mm:.0f} mm across was not taken for the pot's "
+            f"({POT_TOP_DIAMETER_MM:.0f} mm)"
+        )
+    rim = pot.solid()
+    alone = fit_plane_to_circles(plane, [], [], solids=(rim,))
+    on_alone = alone.to_plane(rim.image_px, rim.heights_mm)
+    centre = rim.centre_mm(alone)
+    rms = float(np.sqrt(np.mean((np.hypot(*(on_alone - centre).T) - rim.radii_mm) ** 2)))
+    if rms > POT_RIM_RMS_MM:
+        return rectified, f"a round rim {rms:.2f} mm rms off the pot's circle was not used"
+    if abs(math.log(alone.distance_mm / plane.distance_mm)) > POT_SIZE_TOLERANCE:
+        return rectified, "the pot's rim puts the mat at another distance than the winks: not used"
+    pot_normal = alone.normal if float(alone.normal @ plane.normal) > 0 else -alone.normal
+    apart_deg = math.degrees(math.acos(min(1.0, float(pot_normal @ plane.normal))))
+    winks_sigma = plane_spread(plane, rims, sizes).tilt_sigma_deg if rims else math.inf
+    if not math.isfinite(winks_sigma):
+        winks_sigma = PLANE_STEP_MAX_DEG
+    if apart_deg > POT_AGREEMENT_SIGMA * math.hypot(winks_sigma, POT_TILT_SIGMA_DEG):
+        return rectified, (
+            f"the pot's rim tilts the mat {apart_deg:.1f} degrees from the winks' plane, "
+            "more than either allows: not used"
+        )
+    w_winks = 1.0 / max(winks_sigma, 1e-3) ** 2
+    w_pot = 1.0 / POT_TILT_SIGMA_DEG**2
+    normal = w_winks * plane.normal + w_pot * pot_normal
+    normal /= np.linalg.norm(normal)
+    combined = MatPlane(plane.intrinsics, normal, plane.distance_mm)
+    if rims:
+        radii = np.array([fit_wink_circle(combined, r)[1] for r in rims])
+        ratio = float(np.median(np.asarray(sizes) / 2 / radii))
+        combined = MatPlane(plane.intrinsics, normal, plane.distance_mm * ratio)
+    note = (
+        f"plane from {len(rims)} wink{'s' if len(rims) != 1 else ''} and the pot's rim "
+        f"(their tilts {apart_deg:.1f} degrees apart)"
+    )
+    scale = 1.0
+    if POT_NARROWS_PLANE_SIGMA:
+        scale = 1.0 / math.sqrt(w_winks + w_pot) / max(winks_sigma, 1e-3)
+    return replace(rectified, plane=combined, pot=pot, tilt_sigma_scale=scale), note
 
 
 def _looks_like_a_wink(w: CloseupWink, radius_mm: float, roundness: float) -> bool:
@@ -1076,6 +1185,7 @@ def _plane_sigma_mm(
     sizes: list[float],
     fitted_to: list[int],
     overlap_on: Callable[[MatPlane], float],
+    tilt_scale: float = 1.0,
 ) -> float:
     """One-sigma error of the overlap from the mat plane's own fit.
 
@@ -1087,7 +1197,8 @@ def _plane_sigma_mm(
     spread over the view narrows it. Each step's turn is capped at
     :data:`PLANE_STEP_MAX_DEG`, beyond which the linearisation means little,
     and a fit whose spread cannot be measured (too little rim) is taken as
-    that loose.
+    that loose. ``tilt_scale`` shrinks the steps' turns (not their change of
+    distance): the share left once other evidence (the pot's rim) is combined.
     """
     spread = plane_spread(
         plane, [winks[k].rim_image_px for k in fitted_to], [sizes[k] for k in fitted_to]
@@ -1096,6 +1207,7 @@ def _plane_sigma_mm(
     cap = math.radians(PLANE_STEP_MAX_DEG)
     if not math.isfinite(spread.tilt_sigma_deg) or len(steps) == 0:
         steps = np.array([[cap, 0.0, 0.0], [0.0, cap, 0.0]])
+    steps = steps * np.array([tilt_scale, tilt_scale, 1.0])[None, :]
     turn = np.hypot(steps[:, 0], steps[:, 1])
     steps = steps * np.minimum(1.0, cap / np.maximum(turn, 1e-12))[:, None]
     total = 0.0
@@ -1133,6 +1245,8 @@ class _PairSetup:
     rests_elsewhere: bool
     faint_winks: tuple[tuple[CloseupWink, float], ...]
     apart: bool
+    #: What became of the pot's rim as evidence for the plane (None: not found).
+    pot_note: str | None = None
 
     def overlap_on(self, plane: MatPlane) -> tuple[float, float, bool, str]:
         """:func:`_overlap_estimate` of the pair on ``plane``."""
@@ -1180,6 +1294,10 @@ def _pair_setup(
         contact = _contact_point_px(by_id[pair[0]], by_id[pair[1]])
         around = (float(contact[0]), float(contact[1]))
     rectified = rectify(found, (width, height), around_xy_px=around, detected=detected)
+    pot_note = None
+    pot = find_pot_rim(image_bgr, rectified.plane, rectified.winks)
+    if isinstance(pot, PotRim):
+        rectified, pot_note = _with_pot(rectified, pot)
     plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
     i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
     a, b = winks[i], winks[j]
@@ -1203,7 +1321,16 @@ def _pair_setup(
     # two faint outlines apart do not show that the winks are apart.
     apart = not faint_winks and image_separation_px(a.ellipse, b.ellipse) > APART_IN_IMAGE_PX
     return _PairSetup(
-        detected, rectified, around, (i, j), top, near_a_third, rests_elsewhere, faint_winks, apart
+        detected,
+        rectified,
+        around,
+        (i, j),
+        top,
+        near_a_third,
+        rests_elsewhere,
+        faint_winks,
+        apart,
+        pot_note,
     )
 
 
@@ -1268,7 +1395,7 @@ def review_photo(
     notes_fov: list[str] = []
     for hfov in HFOV_RANGE_DEG:
         try:
-            p2 = rectify(
+            other = rectify(
                 winks,
                 (width, height),
                 hfov,
@@ -1276,9 +1403,13 @@ def review_photo(
                 same_winks_as=rectified,
                 around_xy_px=setup.around_xy_px,
                 detected=detected,
-            ).plane
+            )
         except RectificationError:
             continue
+        if rectified.pot is not None:
+            # The same evidence for this focal length: the pot's rim too.
+            other = _with_pot(other, rectified.pot)[0]
+        p2 = other.plane
         if abs(p2.tilt_deg - plane.tilt_deg) > 8.0:
             # The fit fell into the other tilt (the mirror solution of a
             # circle's pose), not a nearby answer for a nearby focal length.
@@ -1288,6 +1419,8 @@ def review_photo(
     # One step of 6 degrees either side of the default: the spread is that change.
     sigma_fov = float(np.ptp(by_fov)) if len(by_fov) > 1 else 0.0
     notes = [why, *notes_fov]
+    if setup.pot_note is not None:
+        notes.append(setup.pot_note)
     # Uncertainty 3: all winks one size -> the scale could be off by 22/16.
     sigma_size = 0.0
     if len(set(sizes)) == 1:
@@ -1312,6 +1445,7 @@ def review_photo(
         sizes,
         rectified.fitted_to(),
         lambda p: setup.overlap_on(p)[0],
+        rectified.tilt_sigma_scale,
     )
     sigma_faint = math.sqrt(sum(_faint_sigma_mm(plane, w, d) ** 2 for w, d in faint_winks))
     faint = [w.id for w, _ in faint_winks]
