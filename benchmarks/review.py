@@ -18,6 +18,9 @@ reviewed another pair than the disputed one ("wrong pair"), its verdict is
 still checked against the truth for the pair it picked (squop or not, and
 which is on top), since an umpire would be shown that verdict too.
 
+Rows say whether the pot's top rim helped fit the mat plane (``pot_used``,
+from the verdict's notes), and the summary gives the tilt error on those photos.
+
 With ``--true-plane`` each pair's overlap is also measured on the scene's
 true mat plane (``overlap_true_plane``), which splits its error into the
 fitted plane's part and the rest (outlines, how the winks rest); it doubles
@@ -162,6 +165,7 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
                     raised=verdict.upper_raised,
                     tilt_error=_tilt_error_deg(verdict, scene),
                     sigma={k: round(v, 3) for k, v in verdict.sigma_parts_mm},
+                    pot_used=any("and the pot's rim" in n for n in verdict.notes),
                 )
                 if true_plane and same_pair:
                     row["overlap_true_plane"] = round(_overlap_on_true_plane(image, scene, near), 3)
@@ -267,6 +271,15 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
                     f"{statistics.median(tilt_err):.2f}, "
                     f"75th pct {np.percentile(tilt_err, 75):.2f}, "
                     f"90th pct {np.percentile(tilt_err, 90):.2f} degrees"
+                )
+            with_pot = [
+                r for r in measured if r.get("pot_used") and r.get("tilt_error") is not None
+            ]
+            if with_pot:
+                pot_err = [r["tilt_error"] for r in with_pot]
+                print(
+                    f"the pot's rim helped fit the plane on {len(with_pot)} photos: tilt error "
+                    f"there median {statistics.median(pot_err):.2f}, max {max(pot_err):.2f} degrees"
                 )
             plane_sigma = [r["sigma"]["plane"] for r in measured if "plane" in r["sigma"]]
             if plane_sigma:
