@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 import numpy.typing as npt
+from scipy.spatial import cKDTree
 
 from rules.board import (
     LARGE_WINK_DIAMETER_MM,
@@ -158,6 +159,14 @@ ARC_EDGE_MIN = 5.0
 #: Those were measured before rims were moved out by OUTLINE_INSET_PX, which brings
 #: two outlines that much nearer each: the same separation is now less by twice it.
 APART_IN_IMAGE_PX = 1.5 - 2 * OUTLINE_INSET_PX
+#: ... and their rim points (the silhouettes' own edges, about a pixel apart
+#: along each rim) further apart than this, px. One ellipse fitted to a wink's
+#: top face and wall smooths over the wall's bulge: fresh close-up 3242, a
+#: wink leaning on another seen at 45 degrees, showed outlines 3.0 px apart
+#: but rim points 1.0 px apart. On the 147 development and fresh close-ups,
+#: pairs not touching whose outlines stood apart had rim points 2.5 px apart
+#: or more.
+RIM_APART_PX = 2.0
 #: A mostly hidden wink's crescent, refitted on the mat with a known radius
 #: (:func:`_crescents`): rim points this far off the circle are the covering
 #: wink's outline, and the fit must come out this tight (mm). Crescents of three
@@ -1128,6 +1137,7 @@ def _near_a_third(
         if (
             image_bgr is not None
             and image_separation_px(w.ellipse, other.ellipse) > ON_MAT_CLEAR_PX
+            and rim_separation_px(w, other) > RIM_APART_PX
             and felt_contrast(image_bgr, w.ellipse) >= FAINT_CONTRAST
             and felt_contrast(image_bgr, other.ellipse) >= FAINT_CONTRAST
         ):
@@ -1141,6 +1151,12 @@ def image_separation_px(ea: ImageEllipse, eb: ImageEllipse) -> float:
     return min(
         float(eb.distance_px(ea.points(720)).min()), float(ea.distance_px(eb.points(720)).min())
     )
+
+
+def rim_separation_px(a: CloseupWink, b: CloseupWink) -> float:
+    """Smallest distance between the two winks' own rim points in the photo, px."""
+    distances, _ = cKDTree(b.rim_image_px).query(a.rim_image_px)
+    return float(np.min(distances))
 
 
 def _facing_half(
@@ -1319,7 +1335,11 @@ def _pair_setup(
     )
     # A faint outline can lie well inside the wink (its near wall missed), so
     # two faint outlines apart do not show that the winks are apart.
-    apart = not faint_winks and image_separation_px(a.ellipse, b.ellipse) > APART_IN_IMAGE_PX
+    apart = (
+        not faint_winks
+        and image_separation_px(a.ellipse, b.ellipse) > APART_IN_IMAGE_PX
+        and rim_separation_px(a, b) > RIM_APART_PX
+    )
     return _PairSetup(
         detected,
         rectified,

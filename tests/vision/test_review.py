@@ -405,6 +405,42 @@ def test_image_separation_of_two_outlines(centre_gap_px, expected_px):
     assert image_separation_px(a, b) == pytest.approx(expected_px, abs=0.01)
 
 
+def _rim_wink(centre_xy_px, radius_px, bulge_px=0.0, towards_xy_px=None):
+    """A CloseupWink whose ellipse is a circle and whose rim may bulge towards a point.
+
+    The bulge stands for a wink's wall seen from the side: rim points that
+    the single ellipse fitted to them smooths over.
+    """
+    from vision.closeup import CloseupWink, ImageEllipse
+
+    t = np.linspace(0, 2 * np.pi, 628, endpoint=False)
+    ring = np.column_stack([np.cos(t), np.sin(t)])
+    reach = np.full(len(t), radius_px)
+    if towards_xy_px is not None:
+        towards = np.subtract(towards_xy_px, centre_xy_px)
+        towards = towards / np.linalg.norm(towards)
+        reach += bulge_px * np.clip(ring @ towards, 0.0, None) ** 40
+    rim = np.asarray(centre_xy_px) + ring * reach[:, None]
+    ellipse = ImageEllipse(tuple(centre_xy_px), (radius_px, radius_px), 0.0)
+    return CloseupWink("W", None, ellipse, rim, 1.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("bulge_px", "expected_px"),
+    [
+        (0.0, 3.0),  # two round rims 3 px apart: as far as their ellipses
+        (2.0, 1.0),  # one wink's wall bulges 2 px towards the other: 1 px
+    ],
+)
+def test_rim_separation_sees_a_bulge_the_ellipses_smooth_over(bulge_px, expected_px):
+    from vision.review import image_separation_px, rim_separation_px
+
+    a = _rim_wink((100.0, 100.0), 50.0, bulge_px, towards_xy_px=(300.0, 100.0))
+    b = _rim_wink((203.0, 100.0), 50.0)
+    assert image_separation_px(a.ellipse, b.ellipse) == pytest.approx(3.0, abs=0.01)
+    assert rim_separation_px(a, b) == pytest.approx(expected_px, abs=0.05)
+
+
 def test_winks_apart_in_the_photo_with_nothing_to_lie_on_are_both_on_the_mat():
     # Seen at 35 degrees, the far wink raised onto the near one would move
     # about 1.3 mm towards it and overlap it; but the two do not touch (their
