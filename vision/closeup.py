@@ -392,7 +392,7 @@ def felt_contrast(image_bgr: npt.NDArray[np.uint8], ellipse: ImageEllipse) -> fl
     if x1 <= x0 or y1 <= y0:
         return float("nan")
     lab = _lab(image_bgr[y0:y1, x0:x1])
-    dist = _colour_distance(lab, felt)
+    dist = colour_distance(lab, felt)
     return _median_inside(dist, replace(core, centre_xy_px=(cx - x0, cy - y0)))
 
 
@@ -406,7 +406,8 @@ def _lab(image_bgr: npt.NDArray[np.uint8]) -> FloatArray:
     return cv2.cvtColor(image_bgr, cv2.COLOR_BGR2LAB).astype(np.float32)
 
 
-def _colour_distance(lab: FloatArray, felt_lab: FloatArray) -> FloatArray:
+def colour_distance(lab: FloatArray, felt_lab: FloatArray) -> FloatArray:
+    """How far each Lab pixel is from the felt's colour, shadows of the felt forgiven."""
     d = lab - np.asarray(felt_lab, dtype=np.float32)
     # Shadows on the felt are darker but keep its hue: forgive darkening up to
     # _SHADOW_ALLOWANCE, so that only winks (a hue, or much darker, or lighter) stand out.
@@ -452,7 +453,7 @@ def find_closeup_winks(
     # varies with the light. A local median is pulled by a pot or a pile of
     # winks, so the hue is taken from the whole photo, where felt dominates.
     felt_coarse[..., 1:] = np.median(coarse_lab[..., 1:].reshape(-1, 2), axis=0)
-    dist_coarse = _colour_distance(coarse_lab, felt_coarse)
+    dist_coarse = colour_distance(coarse_lab, felt_coarse)
     mask = (dist_coarse > _BLOB_THRESHOLD).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     n_labels, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
@@ -689,7 +690,7 @@ def _winks_in_blob(
     felt and against a wink of another colour lying on or under it.
     """
     lab = _lab(roi_bgr)
-    dist = _colour_distance(lab, felt_lab)
+    dist = colour_distance(lab, felt_lab)
     felt_bgr = (
         cv2.cvtColor(np.clip(felt_lab, 0, 255).astype(np.uint8).reshape(1, 1, 3), cv2.COLOR_LAB2BGR)
         .reshape(3)

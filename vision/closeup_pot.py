@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.board import POT_BASE_DIAMETER_MM, POT_HEIGHT_MM, POT_TOP_DIAMETER_MM
-from vision.closeup import CloseupWink
+from vision.closeup import CloseupWink, colour_distance
 from vision.closeup_geometry import MatPlane, SolidRim, fit_circle, fit_circle_known_radius
 
 FloatArray = npt.NDArray[np.float64]
@@ -35,10 +35,6 @@ _COARSE_SCALE = 8
 #: Colour distance from the felt (CIELAB units, lightness weighted as below)
 #: above which a coarse pixel is not felt.
 _NOT_FELT = 12.0
-#: Lightness counts this much of a hue change; darkening up to _SHADOW_L is
-#: forgiven (shadows on the felt keep its hue).
-_LIGHTNESS_WEIGHT = 0.6
-_SHADOW_L = 30.0
 #: A blob is a pot candidate when its area is this share of the predicted
 #: silhouette's (within the photo) or more, and at most its inverse.
 _AREA_RATIO = 0.45
@@ -106,12 +102,6 @@ class NoPotFound:
     reason: str
 
 
-def _felt_distance(lab: npt.NDArray[np.float32], felt_lab: FloatArray) -> FloatArray:
-    d = lab - np.asarray(felt_lab, dtype=np.float32)
-    dl = np.where(d[..., 0] < 0, np.maximum(0.0, -d[..., 0] - _SHADOW_L), d[..., 0])
-    return np.asarray(np.sqrt((_LIGHTNESS_WEIGHT * dl) ** 2 + d[..., 1] ** 2 + d[..., 2] ** 2))
-
-
 def _ring(centre_xy_mm: FloatArray, radius_mm: float, angles: FloatArray) -> FloatArray:
     return np.asarray(centre_xy_mm)[None, :] + radius_mm * np.column_stack(
         [np.cos(angles), np.sin(angles)]
@@ -141,7 +131,7 @@ def _candidates(
     small = cv2.resize(
         image_bgr, (w // _COARSE_SCALE, h // _COARSE_SCALE), interpolation=cv2.INTER_AREA
     )
-    dist = _felt_distance(cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32), felt_lab)
+    dist = colour_distance(cv2.cvtColor(small, cv2.COLOR_BGR2LAB).astype(np.float32), felt_lab)
     mask = (dist > _NOT_FELT).astype(np.uint8)
     # Winks are not the pot: cut them out (a wink against the pot would join it).
     for wk in winks:
@@ -228,7 +218,7 @@ def _edge_points(
     if np.any(hi - lo < 3):
         return np.zeros((0, 2))
     crop = image_bgr[lo[1] : hi[1], lo[0] : hi[0]]
-    raw = _felt_distance(cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).astype(np.float32), felt_lab)
+    raw = colour_distance(cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).astype(np.float32), felt_lab)
     dist = np.asarray(cv2.GaussianBlur(raw.astype(np.float32), (0, 0), 1.0), dtype=np.float64)
     step = 0.5
     offsets = np.arange(-search_px - 8.0, search_px + 8.0 + step / 2, step)
