@@ -211,9 +211,6 @@ POT_SIZE_TOLERANCE = 0.08
 #: On the plane fitted to it alone, the rim must lie this close (rms, mm) to a
 #: circle of the pot's size: true rims measured 0.01-0.31 mm (38 close-ups).
 POT_RIM_RMS_MM = 0.35
-#: Whether the plane's stated tilt spread narrows to the combined one when the
-#: pot's rim is used (:func:`_plane_sigma_mm`).
-POT_NARROWS_PLANE_SIGMA = True
 
 
 class NoCandidatePairError(ValueError):
@@ -561,9 +558,9 @@ def _with_pot(rectified: Rectification, pot: PotRim) -> tuple[Rectification, str
         f"plane from {len(rims)} wink{'s' if len(rims) != 1 else ''} and the pot's rim "
         f"(their tilts {apart_deg:.1f} degrees apart)"
     )
-    scale = 1.0
-    if POT_NARROWS_PLANE_SIGMA:
-        scale = 1.0 / math.sqrt(w_winks + w_pot) / max(winks_sigma, 1e-3)
+    # The plane's stated tilt spread (:func:`_plane_sigma_mm`) narrows to the
+    # combined one.
+    scale = 1.0 / math.sqrt(w_winks + w_pot) / max(winks_sigma, 1e-3)
     return replace(rectified, plane=combined, pot=pot, tilt_sigma_scale=scale), note
 
 
