@@ -804,3 +804,49 @@ def test_with_a_point_given_the_other_pair_is_pointed_at_not_named_by_ids():
     assert len(verdict.other_pairs) == 1
     note = next(n for n in verdict.notes if n.startswith("also about as near the point given"))
     assert "--near" in note and "--pair" not in note
+
+
+@pytest.mark.parametrize(
+    ("large_near_a_third", "truth_covered"),
+    [
+        (True, True),  # it may lie on a third wink: that case is in the uncertainty
+        (False, False),  # nothing near to lie on: only the winks as first read count
+    ],
+)
+def test_a_wink_that_may_lie_on_a_third_widens_the_verdict_when_the_other_is_taken_for_the_top(
+    large_near_a_third: bool, truth_covered: bool
+) -> None:
+    # As fresh close-up 3421: a large wink lying flat on two others (1.9 mm up)
+    # and a small one on the mat 0.8 mm clear of it, seen at 30 degrees from
+    # the small one's side away from the camera; the raised wink's outline
+    # reaches over the small one's, which is (wrongly) read as the top.
+    from rules.board import WINK_THICKNESS_MM
+    from vision.closeup import CloseupWink, fit_ellipse_direct
+    from vision.review import COVERAGE_SIGMA, THICK_WINK_MM, _overlap_estimate
+
+    intr, rot, trans = _camera(30.0, 250.0)
+    gap_mm = 0.8
+    (large_rim,) = _flat_rims(
+        intr, rot, trans, [(0.0, 0.0, 22.0)], z_mm=THICK_WINK_MM + WINK_THICKNESS_MM
+    )
+    (small_rim,) = _flat_rims(
+        intr, rot, trans, [(0.0, 19.0 + gap_mm, 16.0)], z_mm=WINK_THICKNESS_MM
+    )
+    large, small = (
+        CloseupWink(name, None, fit_ellipse_direct(rim), rim, 1.0, 0.0)
+        for name, rim in (("W1", large_rim), ("W2", small_rim))
+    )
+    normal = rot @ np.array([0.0, 0.0, -1.0])
+    plane = MatPlane(intr, -normal if normal[2] < 0 else normal, float(abs(trans @ normal)))
+    overlap, sigma, _, _ = _overlap_estimate(
+        plane,
+        large,
+        small,
+        22.0,
+        16.0,
+        top=small,
+        top_rests_elsewhere=False,
+        near_a_third=(large_near_a_third, False),
+    )
+    covered = abs(overlap + gap_mm) <= COVERAGE_SIGMA * sigma
+    assert covered is truth_covered
