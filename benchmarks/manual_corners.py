@@ -27,16 +27,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.calibration import _grid_mm  # noqa: E402
 from calibration import CalibrationError, calibrate, load_image  # noqa: E402
 from calibration.fit import MAT_CORNERS_MM  # noqa: E402
 from tools.groundtruth import load_scene, to_canonical_frame  # noqa: E402
 
 DEFAULT_DIRS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
-
-
-def _grid_mm() -> np.ndarray:
-    gx, gy = np.meshgrid(np.linspace(-914.4, 914.4, 61), np.linspace(-457.2, 457.2, 31))
-    return np.stack([gx.ravel(), gy.ravel()], axis=1)
 
 
 def measure(image_path: Path) -> dict[str, object]:
