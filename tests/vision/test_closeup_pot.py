@@ -13,12 +13,12 @@ import math
 import cv2
 import numpy as np
 import pytest
+from closeup_camera import camera_over_origin, project, true_plane
 
 from rules.board import POT_BASE_DIAMETER_MM, POT_HEIGHT_MM, POT_TOP_DIAMETER_MM
 from vision.closeup_geometry import (
     DEFAULT_HFOV_DEG,
     MatPlane,
-    PinholeIntrinsics,
     SolidRim,
     fit_circle_known_radius,
     fit_plane_to_circles,
@@ -36,38 +36,13 @@ POT_INSIDE_BGR = (110, 110, 110)
 
 
 def _camera(tilt_deg: float, distance_mm: float, hfov_deg: float = DEFAULT_HFOV_DEG):
-    """World (mat) to camera: looking at the origin from ``distance_mm``, tilted about x.
-
-    The review's own guess of the field of view, so that its planes can match the true one.
-    """
-    intr = PinholeIntrinsics.from_hfov(WIDTH, HEIGHT, hfov_deg)
-    t = math.radians(tilt_deg)
-    centre = np.array([0.0, -distance_mm * math.sin(t), distance_mm * math.cos(t)])
-    forward = -centre / np.linalg.norm(centre)
-    right = np.array([1.0, 0.0, 0.0])
-    down = np.cross(forward, right)
-    rot = np.vstack([right, down, forward])
-    return intr, rot, -rot @ centre
-
-
-def _project(intr, rot, trans, pts):
-    cam = pts @ rot.T + trans
-    return np.column_stack(
-        [
-            intr.focal_px * cam[:, 0] / cam[:, 2] + intr.principal_xy_px[0],
-            intr.focal_px * cam[:, 1] / cam[:, 2] + intr.principal_xy_px[1],
-        ]
-    )
+    """World (mat) to camera: looking at the origin from ``distance_mm``, tilted about x."""
+    return camera_over_origin(tilt_deg, distance_mm, (WIDTH, HEIGHT), hfov_deg)
 
 
 def _ring(x, y, radius, z, n=720):
     t = np.linspace(0, 2 * np.pi, n, endpoint=False)
     return np.column_stack([x + radius * np.cos(t), y + radius * np.sin(t), np.full(n, z)])
-
-
-def _true_plane(intr, rot, trans) -> MatPlane:
-    normal = rot @ np.array([0.0, 0.0, -1.0])
-    return MatPlane(intr, normal, float(trans @ normal))
 
 
 def _tilt_error_deg(plane: MatPlane, truth: MatPlane) -> float:
@@ -85,11 +60,11 @@ def render(winks, *, pot_xy=None, squidger=None, tilt_deg=10.0, distance_mm=250.
     img[:] = FELT_BGR
 
     def fill(pts_mm, bgr):
-        px = _project(intr, rot, trans, pts_mm) * ss
+        px = project(intr, rot, trans, pts_mm) * ss
         cv2.fillPoly(img, [np.round(px).astype(np.int32)], bgr)
 
     def solid(bottom_mm, top_mm, side_bgr, top_bgr):
-        px = np.vstack([_project(intr, rot, trans, bottom_mm), _project(intr, rot, trans, top_mm)])
+        px = np.vstack([project(intr, rot, trans, bottom_mm), project(intr, rot, trans, top_mm)])
         hull = cv2.convexHull((px * ss).astype(np.float32)).reshape(-1, 2)
         cv2.fillPoly(img, [np.round(hull).astype(np.int32)], side_bgr)
         fill(top_mm, top_bgr)
@@ -107,7 +82,7 @@ def render(winks, *, pot_xy=None, squidger=None, tilt_deg=10.0, distance_mm=250.
         solid(_ring(x, y, d / 2, 0.0), _ring(x, y, d / 2, 1.6), side, bgr)
     img = cv2.resize(img, (WIDTH, HEIGHT), interpolation=cv2.INTER_AREA)
     noise = np.random.default_rng(seed).normal(0, 2.0, img.shape)
-    return np.clip(img + noise, 0, 255).astype(np.uint8), _true_plane(intr, rot, trans)
+    return np.clip(img + noise, 0, 255).astype(np.uint8), true_plane(intr, rot, trans)
 
 
 #: A disputed pair at the centre, nothing else on the mat but (in some tests) the pot.
@@ -125,11 +100,11 @@ def test_a_rim_at_the_pots_height_alone_gives_back_the_plane_it_was_projected_th
     tilt_deg, start_off_deg
 ):
     intr, rot, trans = _camera(tilt_deg, 250.0)
-    truth = _true_plane(intr, rot, trans)
+    truth = true_plane(intr, rot, trans)
     # Only the far half of the rim, as seen past a pot's wall.
     ring = _ring(-40.0, 30.0, POT_TOP_DIAMETER_MM / 2, POT_HEIGHT_MM, 360)[:180]
     rim = SolidRim(
-        _project(intr, rot, trans, ring),
+        project(intr, rot, trans, ring),
         np.full(180, POT_HEIGHT_MM),
         np.full(180, POT_TOP_DIAMETER_MM / 2),
     )
@@ -142,10 +117,10 @@ def test_a_rim_at_the_pots_height_alone_gives_back_the_plane_it_was_projected_th
 
 def test_rims_at_two_heights_fit_one_plane_and_the_heights_matter():
     intr, rot, trans = _camera(20.0, 250.0)
-    truth = _true_plane(intr, rot, trans)
+    truth = true_plane(intr, rot, trans)
     winks = [(0.0, 0.0, 22.0), (30.0, -20.0, 16.0)]
-    wink_rims = [_project(intr, rot, trans, _ring(x, y, d / 2, 0.0, 360)) for x, y, d in winks]
-    pot_px = _project(intr, rot, trans, _ring(-50.0, 20.0, 24.0, 38.0, 360))
+    wink_rims = [project(intr, rot, trans, _ring(x, y, d / 2, 0.0, 360)) for x, y, d in winks]
+    pot_px = project(intr, rot, trans, _ring(-50.0, 20.0, 24.0, 38.0, 360))
     start = MatPlane(intr, truth.normal, 0.97 * truth.distance_mm)
     at_height = SolidRim(pot_px, np.full(360, 38.0), np.full(360, 24.0))
     plane = fit_plane_to_circles(
@@ -171,7 +146,7 @@ def test_the_pots_rim_is_found_where_it_is_drawn():
     assert pot.diameter_mm == pytest.approx(POT_TOP_DIAMETER_MM, abs=0.5)
     on_mat = truth.to_plane(pot.rim_image_px, POT_HEIGHT_MM)
     true_centre = truth.to_plane(
-        _project(*_camera(30.0, 250.0), np.array([[-55.0, 35.0, POT_HEIGHT_MM]])), POT_HEIGHT_MM
+        project(*_camera(30.0, 250.0), np.array([[-55.0, 35.0, POT_HEIGHT_MM]])), POT_HEIGHT_MM
     )[0]
     centre, _ = fit_circle_known_radius(on_mat, POT_TOP_DIAMETER_MM / 2, true_centre)
     assert float(np.hypot(*(centre - true_centre))) < 0.5

@@ -15,6 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from closeup_camera import camera_over_origin, project, true_plane
 
 from vision.closeup import NoWinksFoundError, find_closeup_winks
 from vision.closeup_geometry import (
@@ -43,32 +44,14 @@ FELT_BGR = (150, 160, 165)
 
 def _camera(tilt_deg: float, distance_mm: float, hfov_deg: float = 66.0):
     """World (mat) to camera: looking at the origin from ``distance_mm``, tilted about x."""
-    intr = PinholeIntrinsics.from_hfov(WIDTH, HEIGHT, hfov_deg)
-    t = math.radians(tilt_deg)
-    # Camera on the -y side, looking down and forward at the origin.
-    centre = np.array([0.0, -distance_mm * math.sin(t), distance_mm * math.cos(t)])
-    forward = -centre / np.linalg.norm(centre)
-    right = np.array([1.0, 0.0, 0.0])
-    down = np.cross(forward, right)
-    rot = np.vstack([right, down, forward])
-    return intr, rot, -rot @ centre
-
-
-def _project(intr, rot, trans, pts):
-    cam = pts @ rot.T + trans
-    return np.column_stack(
-        [
-            intr.focal_px * cam[:, 0] / cam[:, 2] + intr.principal_xy_px[0],
-            intr.focal_px * cam[:, 1] / cam[:, 2] + intr.principal_xy_px[1],
-        ]
-    )
+    return camera_over_origin(tilt_deg, distance_mm, (WIDTH, HEIGHT), hfov_deg)
 
 
 def _flat_rims(intr, rot, trans, discs, z_mm=0.0):
     """Exact image rims (360 points each) of discs ``(x_mm, y_mm, diameter_mm)``, z = ``z_mm``."""
     t = np.linspace(0, 2 * np.pi, 360, endpoint=False)
     return [
-        _project(
+        project(
             intr,
             rot,
             trans,
@@ -96,8 +79,8 @@ def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0, felt_bgr=FELT_BGR):
             [x + r * np.cos(t) * math.cos(a), y + r * np.sin(t), base - r * np.cos(t) * math.sin(a)]
         )
         axis = THICKNESS_MM * np.array([math.sin(a), 0.0, math.cos(a)])
-        bottom = _project(intr, rot, trans, ring)
-        top = _project(intr, rot, trans, ring + axis)
+        bottom = project(intr, rot, trans, ring)
+        top = project(intr, rot, trans, ring + axis)
         hull = cv2.convexHull(np.vstack([bottom, top]).astype(np.float32))
         side = tuple(int(0.6 * c) for c in bgr)
         cv2.fillPoly(img, [np.round(hull.reshape(-1, 2) * ss).astype(np.int32)], side)
@@ -214,7 +197,7 @@ def test_rim_lies_on_the_true_outline_of_a_blurred_wink():
     outline = cv2.convexHull(
         np.vstack(
             [
-                _project(intr, rot, trans, np.column_stack([ring, np.full(len(t), z)]))
+                project(intr, rot, trans, np.column_stack([ring, np.full(len(t), z)]))
                 for z in (0.0, THICKNESS_MM)
             ]
         ).astype(np.float32)
@@ -593,7 +576,7 @@ def test_a_neighbour_standing_clear_in_the_photo_cannot_be_holding_a_wink_up():
         tilt_deg=tilt_deg,
     )
     intr, rot, trans = _camera(tilt_deg, 200.0)
-    contact = _project(intr, rot, trans, np.array([[11.4, 0.0, 0.0]]))[0]
+    contact = project(intr, rot, trans, np.array([[11.4, 0.0, 0.0]]))[0]
     verdict = review_photo(image, near_xy_px=(float(contact[0]), float(contact[1])))
     assert sorted(w.colour for w in verdict.winks if w.id in verdict.ids) == ["blue", "red"]
     assert "neither could be raised" in verdict.notes[0]
@@ -689,7 +672,7 @@ def test_more_winks_lying_flat_around_a_pair_narrow_its_plane_part():
         (5.0, -38.0, 0.0, 16.0, GREEN),
     ]
     intr, rot, trans = _camera(3.0, 200.0)
-    contact = _project(intr, rot, trans, np.array([[11.5, 0.0, 0.0]]))[0]
+    contact = project(intr, rot, trans, np.array([[11.5, 0.0, 0.0]]))[0]
     near = (float(contact[0]), float(contact[1]))
     alone = review_photo(render(pair, tilt_deg=3.0), near_xy_px=near)
     among = review_photo(render(pair + around, tilt_deg=3.0), near_xy_px=near)
@@ -797,7 +780,7 @@ def test_other_pairs_as_near_the_centre_are_named_when_the_program_picks_the_pai
 def test_with_a_point_given_the_other_pair_is_pointed_at_not_named_by_ids():
     # --near and --pair do not go together, so the note gives a --near for it.
     intr, rot, trans = _camera(10.0, 200.0)
-    middle = _project(intr, rot, trans, np.array([[0.0, 0.0, 0.0]]))[0]
+    middle = project(intr, rot, trans, np.array([[0.0, 0.0, 0.0]]))[0]
     verdict = review_photo(
         render(OTHER_PAIRS_DISCS, tilt_deg=10.0), near_xy_px=(float(middle[0]), float(middle[1]))
     )
@@ -836,8 +819,7 @@ def test_a_wink_that_may_lie_on_a_third_widens_the_verdict_when_the_other_is_tak
         CloseupWink(name, None, fit_ellipse_direct(rim), rim, 1.0, 0.0)
         for name, rim in (("W1", large_rim), ("W2", small_rim))
     )
-    normal = rot @ np.array([0.0, 0.0, -1.0])
-    plane = MatPlane(intr, -normal if normal[2] < 0 else normal, float(abs(trans @ normal)))
+    plane = true_plane(intr, rot, trans)
     overlap, sigma, _, _ = _overlap_estimate(
         plane,
         large,
