@@ -265,21 +265,21 @@ def _arc_deg(plane_xy_mm: FloatArray, centre_xy_mm: FloatArray) -> float:
     return 10.0 * len(np.unique(np.floor(a / 10.0)))
 
 
-def _ring_edge(
+def _top_rim_edge(
     image_bgr: npt.NDArray[np.uint8],
     plane: MatPlane,
     winks: tuple[CloseupWink, ...],
     felt_lab: FloatArray,
     centre_xy_mm: FloatArray,
-    radius_mm: float,
-    height_mm: float,
     share: float,
 ) -> tuple[FloatArray, FloatArray]:
-    """Silhouette points of one ring of the pot (top or base), and its refitted centre.
+    """Silhouette points of the pot's top rim, and its refitted centre.
 
     Returns (m, 2) px points (empty when too few are found) and the (2,) plan
-    centre on ``plane`` of a circle of ``radius_mm`` at ``height_mm`` through them.
+    centre on ``plane`` of a circle of the pot's top size at its height
+    through them.
     """
+    radius_mm, height_mm = POT_TOP_DIAMETER_MM / 2, POT_HEIGHT_MM
     h, w = image_bgr.shape[:2]
     angles = np.linspace(0, 2 * np.pi, 360, endpoint=False)
     centre = np.asarray(centre_xy_mm, dtype=np.float64)
@@ -287,7 +287,8 @@ def _ring_edge(
     semi_major = 0.5 * float(np.max(np.ptp(ring_px, axis=0)))
     away = _wall_away(plane, centre, angles, radius_mm, height_mm)
     margin = math.sin(math.radians(_SILHOUETTE_MARGIN_DEG))
-    use = away > margin if height_mm > 0 else away < -margin
+    # The top rim is the silhouette where the wall below it faces away.
+    use = away > margin
     use &= np.all((ring_px > 5) & (ring_px < [w - 6, h - 6]), axis=1)
     for wk in winks:
         use &= ~wk.ellipse.contains(ring_px, margin_px=0.1 * wk.ellipse.semi_axes_px[0])
@@ -332,9 +333,7 @@ def _refine(
     centre = np.asarray(centre_xy_mm, dtype=np.float64)
     rim = np.zeros((0, 2))
     for share in _SEARCH_SHARES:
-        rim, centre = _ring_edge(
-            image_bgr, plane, winks, felt_lab, centre, radius, POT_HEIGHT_MM, share
-        )
+        rim, centre = _top_rim_edge(image_bgr, plane, winks, felt_lab, centre, share)
         if len(rim) == 0:
             return NoPotFound("too few points of the pot's top rim found against the felt")
     on_plane = plane.to_plane(rim, POT_HEIGHT_MM)
