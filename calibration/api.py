@@ -340,7 +340,9 @@ def _evidence_disagrees(
         else "give the mat's four corners by hand"
     )
     for b in result.baselines:
-        if b.found and b.rms_residual_mm > MAX_BASELINE_RMS_MM and rough and not manual:
+        if not (b.found and b.rms_residual_mm > MAX_BASELINE_RMS_MM):
+            continue
+        if rough and not manual:
             return CalibrationFailure(
                 FailureReason.FAINT_EDGES_UNVERIFIED,
                 "calibration refused: the mat's four baselines were found, but its edges are "
@@ -349,14 +351,13 @@ def _evidence_disagrees(
                 f"{MAX_BASELINE_RMS_MM} mm in a right fit); photograph the mat on a table of a "
                 "different colour or in more even light, or give its four corners by hand",
             )
-        if b.found and b.rms_residual_mm > MAX_BASELINE_RMS_MM:
-            return CalibrationFailure(
-                FailureReason.EVIDENCE_DISAGREES,
-                f"calibration refused: the camera fitted to the {where} outline misses a "
-                f"baseline it found by {b.rms_residual_mm:.1f} mm RMS (at most "
-                f"{MAX_BASELINE_RMS_MM} mm in a right fit): the outline is probably not the "
-                f"mat's own; {advice}",
-            )
+        return CalibrationFailure(
+            FailureReason.EVIDENCE_DISAGREES,
+            f"calibration refused: the camera fitted to the {where} outline misses a "
+            f"baseline it found by {b.rms_residual_mm:.1f} mm RMS (at most "
+            f"{MAX_BASELINE_RMS_MM} mm in a right fit): the outline is probably not the "
+            f"mat's own; {advice}",
+        )
     return None
 
 
