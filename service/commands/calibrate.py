@@ -48,6 +48,15 @@ MAX_RADIAL_COEFFICIENT = 2.0
 MAX_TANGENTIAL_COEFFICIENT = 0.1
 
 
+def _numbers(text: str) -> list[float] | None:
+    """The numbers in ``text`` (split at commas, semicolons or spaces); None if one is not."""
+    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
+    try:
+        return [float(p) for p in parts]
+    except ValueError:
+        return None
+
+
 def parse_corners(text: str) -> npt.NDArray[np.float64]:
     """``"x1,y1,x2,y2,x3,y3,x4,y4"`` as a (4, 2) array of pixels.
 
@@ -56,13 +65,9 @@ def parse_corners(text: str) -> npt.NDArray[np.float64]:
     BadCornersError
         When there are not eight numbers.
     """
-    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        raise BadCornersError(
-            f"--corners {text!r}: expected eight numbers x1,y1,x2,y2,x3,y3,x4,y4"
-        ) from None
+    values = _numbers(text)
+    if values is None:
+        raise BadCornersError(f"--corners {text!r}: expected eight numbers x1,y1,x2,y2,x3,y3,x4,y4")
     if len(values) != 8:
         raise BadCornersError(
             f"--corners {text!r}: expected eight numbers x1,y1,...,x4,y4, got {len(values)}"
@@ -95,13 +100,11 @@ def parse_distortion(text: str) -> npt.NDArray[np.float64]:
     BadDistortionError
         When there are not four or five finite numbers, or one is implausibly large.
     """
-    parts = [p for p in text.replace(";", ",").replace(" ", ",").split(",") if p]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
+    values = _numbers(text)
+    if values is None:
         raise BadDistortionError(
             f"--distortion {text!r}: expected four or five numbers k1,k2,p1,p2[,k3]"
-        ) from None
+        )
     if len(values) not in (4, 5):
         raise BadDistortionError(
             f"--distortion {text!r}: expected four or five numbers k1,k2,p1,p2[,k3] "
