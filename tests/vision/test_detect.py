@@ -432,6 +432,19 @@ DARK_GREEN_CORE_BGR = (17.0, 54.0, 17.0)
 DARK_GREEN = [(-300.0, 100.0, 11.0), (0.0, -150.0, 11.0), (250.0, 120.0, 8.0), (-80.0, 200.0, 8.0)]
 
 
+def _assert_each_green_found_whole(
+    found, placements, core_bgr, *, within_mm: float, rim_seen: float
+) -> None:
+    """Each placed green wink found once, its size class right, its centre and rim as said."""
+    assert len(found) == len(placements)
+    for x_mm, y_mm, radius_mm in placements:
+        i = _match(found, Disc(x_mm, y_mm, radius_mm, core_bgr))
+        assert found.colour[i] is Colour.GREEN
+        assert found.size[i] is (WinkSize.LARGE if radius_mm > 9 else WinkSize.SMALL)
+        assert np.hypot(*(found.mat_xy_mm[i] - [x_mm, y_mm])) < within_mm
+        assert found.rim_visible_fraction[i] > rim_seen
+
+
 def test_dark_wink_with_an_olive_shaded_band_is_one_wink_of_its_full_size() -> None:
     camera = _camera()
     discs = []
@@ -439,13 +452,9 @@ def test_dark_wink_with_an_olive_shaded_band_is_one_wink_of_its_full_size() -> N
         discs.append(Disc(x_mm, y_mm, radius_mm, DARK_GREEN_OLIVE_BAND_BGR))
         discs.append(Disc(x_mm, y_mm, radius_mm - 4.5, DARK_GREEN_CORE_BGR))
     found = detect_winks(_render(camera, discs, seed=5), camera)
-    assert len(found) == len(DARK_GREEN)
-    for x_mm, y_mm, radius_mm in DARK_GREEN:
-        i = _match(found, Disc(x_mm, y_mm, radius_mm, DARK_GREEN_CORE_BGR))
-        assert found.colour[i] is Colour.GREEN
-        assert found.size[i] is (WinkSize.LARGE if radius_mm > 9 else WinkSize.SMALL)
-        assert np.hypot(*(found.mat_xy_mm[i] - [x_mm, y_mm])) < 0.5
-        assert found.rim_visible_fraction[i] > 0.8
+    _assert_each_green_found_whole(
+        found, DARK_GREEN, DARK_GREEN_CORE_BGR, within_mm=0.5, rim_seen=0.8
+    )
 
 
 # A dark greyish-green wink on beige felt whose outer band has the wink's
@@ -454,12 +463,7 @@ def test_dark_wink_with_an_olive_shaded_band_is_one_wink_of_its_full_size() -> N
 # its hue is the felt's yellowish one.
 GREYISH_GREEN_CORE_BGR = (80.0, 100.0, 78.0)
 GREYISH_GREEN_BAND_BGR = (76.0, 91.6, 90.4)
-GREYISH_GREEN = [
-    (-300.0, 100.0, 11.0),
-    (0.0, -150.0, 11.0),
-    (250.0, 120.0, 8.0),
-    (-80.0, 200.0, 8.0),
-]
+GREYISH_GREEN = DARK_GREEN  # the same places and sizes
 
 
 @pytest.mark.parametrize(
@@ -481,15 +485,11 @@ def test_greyish_wink_whose_edge_has_the_felts_hue_is_fitted_at_its_rim(shadow_m
         discs.append(Disc(x_mm, y_mm, radius_mm, GREYISH_GREEN_BAND_BGR))
         discs.append(Disc(x_mm, y_mm, radius_mm - 3.0, GREYISH_GREEN_CORE_BGR))
     found = detect_winks(_render(camera, discs, seed=5), camera)
-    assert len(found) == len(GREYISH_GREEN)
-    for x_mm, y_mm, radius_mm in GREYISH_GREEN:
-        i = _match(found, Disc(x_mm, y_mm, radius_mm, GREYISH_GREEN_CORE_BGR))
-        assert found.colour[i] is Colour.GREEN
-        assert found.size[i] is (WinkSize.LARGE if radius_mm > 9 else WinkSize.SMALL)
-        # The band is the wink's: its rim is seen all round, not cut where
-        # the hue turns the felt's, and a shadow does not pull it aside.
-        assert np.hypot(*(found.mat_xy_mm[i] - [x_mm, y_mm])) < 0.8
-        assert found.rim_visible_fraction[i] > 0.9
+    # The band is the wink's: its rim is seen all round, not cut where the
+    # hue turns the felt's, and a shadow does not pull it aside.
+    _assert_each_green_found_whole(
+        found, GREYISH_GREEN, GREYISH_GREEN_CORE_BGR, within_mm=0.8, rim_seen=0.9
+    )
 
 
 @pytest.mark.parametrize(
