@@ -56,6 +56,13 @@ FELT_DISTANCE = 14.0
 #: When this much of the mat is not felt, the mat is not where the
 #: calibration says: a wrong calibration or a photo without the mat.
 NOT_A_MAT_FRACTION = 0.6
+#: A view coarser than this somewhere on the mat (mm per pixel) gets a note
+#: that winks will be missed. 1080p webcams over the mat, and tripods at the
+#: side, see the far corner at 1.3-2.0 mm a pixel (shared scenes, samples and
+#: generated sets); the same scenes at 1280x720 at 1.95-3.0, where recall fell
+#: from 98.9 to 93.9 % and exact tiddlies from 3 to 0 of 8 (docs/benchmarks.md,
+#: "A 720p webcam").
+COARSE_VIEW_MM_PER_PX = 2.2
 #: Below this Lab distance between just inside and just outside the mat's
 #: edge, no edge is where the calibration puts one (the shared scenes' mats
 #: show 11-103 across their edges; a bare table about 2).
@@ -147,6 +154,11 @@ class FrameContext:
     mat_out_of_view_fraction: float = 0.0
     orientation_known: bool = True
     corners_read: bool = False
+
+
+def coarsest_mm_per_px(camera: CameraModel) -> float:
+    """The size of a pixel on the mat at its corner farthest from ``camera``, mm."""
+    return max(camera.mm_per_px_at([*corner, 0.0]) for corner in MAT_CORNERS_MM)
 
 
 def _mat_outline_mm(step_mm: float = 20.0) -> FloatArray:
@@ -708,6 +720,13 @@ def analyze_frame(
             corners = found
             corners_read = True
             orientation_known = True
+    coarsest = coarsest_mm_per_px(context.camera)
+    if coarsest > COARSE_VIEW_MM_PER_PX:
+        notes.append(
+            f"the camera sees the mat at up to {coarsest:.1f} mm a pixel: at this "
+            "resolution winks partly under others and faint winks are often missed; "
+            "a 1080p camera, or one nearer the mat, sees them"
+        )
     if context.mat_out_of_view_fraction > 0.005:
         notes.append(
             f"{100 * context.mat_out_of_view_fraction:.0f}% of the mat is outside the frame: "

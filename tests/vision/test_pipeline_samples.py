@@ -6,6 +6,7 @@ tests measure what comes after detection on real rendered frames.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import cv2
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from benchmarks.vision import corners_of, detections_from_ground_truth
+from calibration.camera import CameraModel
 from rules.board import Colour, WinkStatus
 from tools.groundtruth import load_scene, to_canonical_frame
 from vision.detections import WinkDetections
@@ -161,3 +163,32 @@ def test_an_empty_pot_shows_no_wink_colour() -> None:
     seen = _pot_colours_in("start_00101", bright_refs=False)
     assert seen is not None
     assert not any(seen.values())
+
+
+def _shrunk(image: np.ndarray, camera: CameraModel, factor: float):  # type: ignore[no-untyped-def]
+    """The frame and its camera as a webcam of ``factor`` times the resolution would see it."""
+    w_px, h_px = camera.image_size_wh
+    size_wh = (round(w_px * factor), round(h_px * factor))
+    k = camera.camera_matrix.copy()
+    k[:2, :2] *= factor
+    # Pixel (0, 0) is the centre of the top-left pixel in both frames.
+    k[:2, 2] = (k[:2, 2] + 0.5) * factor - 0.5
+    small = cv2.resize(image, size_wh, interpolation=cv2.INTER_AREA)
+    return small, dataclasses.replace(camera, image_size_wh=size_wh, camera_matrix=k)
+
+
+@pytest.mark.parametrize(
+    ("factor", "warned"),
+    [
+        (1.0, False),  # the sample as rendered, 1920x1080: the far corner at 1.5 mm a pixel
+        (2 / 3, True),  # the same view from a 1280x720 webcam: 2.3 mm a pixel
+    ],
+)
+def test_a_coarse_view_of_the_mat_is_noted(factor: float, warned: bool) -> None:
+    image, scene = _load("overhead_00101")
+    scene = to_canonical_frame(scene)
+    image, camera = _shrunk(image, scene.camera, factor)
+    context = prepare_context(camera, corners_mm=corners_of(scene))
+    analysis = analyze_frame(image, context, detections=detections_from_ground_truth(scene))
+    noted = [n for n in analysis.notes if "mm a pixel" in n]
+    assert bool(noted) is warned
