@@ -131,9 +131,13 @@ def _apply(winks: dict[str, Wink], ruling: Ruling, unplayed: set[str]) -> None:
                     f"{ruling.describe()!r}: {wid} is {winks[wid].status.value}; rule its "
                     f"status too, e.g. --status {wid}=free"
                 )
-        if ruling.kind is RulingKind.SQUOPS and winks[first].status is WinkStatus.UNPLAYED:
+        if ruling.kind is RulingKind.SQUOPS and (
+            winks[first].status is WinkStatus.UNPLAYED or first in unplayed
+        ):
             # The board cannot hold an unplayed wink on another: the reading
             # of one of the two is wrong, and which one is for the umpire.
+            # (Read as unplayed, it stays so when an earlier ruling put a
+            # wink on it and this one takes that wink off.)
             raise BadRulingError(
                 f"{ruling.describe()!r}: {first} was read as unplayed; if it has been played, "
                 f"rule that too with --status {first}=free"
