@@ -220,43 +220,34 @@ def fit_circles(
         radius = (dist0 * prior).sum(1) / np.maximum(prior.sum(1), 1e-9)
     cutoff = 4.685 * scale_mm
     weight = prior
-    # x and y as separate contiguous planes: numpy is slow on a trailing
-    # axis of 2, and these fits run on many tiny arrays.
-    pts_x = np.ascontiguousarray(pts[..., 0])
-    pts_y = np.ascontiguousarray(pts[..., 1])
-    # np.add.reduce, np.maximum and np.minimum are what .sum(1) and np.clip
-    # compute, without their Python wrappers: these fits run on many tiny
-    # arrays, where the wrappers cost as much as the arithmetic.
-    add = np.add.reduce
-    # The centre as two arrays while iterating: stacking and slicing an
-    # (n, 2) array each step costs more than the step's arithmetic.
-    centre_x = centre[:, 0].copy()
-    centre_y = centre[:, 1].copy()
-    # Every sum the normal equations need is a sum over the points of a
-    # product weighted[i] * plain[j], with weighted = (w ux, w uy[, w]) and
-    # plain = (ux, uy, resid[, 1]): all of them come from one product and
-    # one reduction (the same sums, row by row, as one reduction each), into
-    # buffers made once: the per-call overhead, not the arithmetic, is the
-    # cost of these tiny systems.
-    n_weighted = 2 if fixed else 3
-    n_plain = 3 if fixed else 4
+    # These fits run on many tiny arrays, where each numpy call's overhead
+    # costs as much as its arithmetic: x and y are the two contiguous planes
+    # of one array (numpy is also slow on a trailing axis of 2), so that one
+    # call does what two did, and every sum an iteration needs comes from
+    # one reduction over the points, of rows written into one buffer made
+    # once. Each value is computed by the same operations as when written
+    # out one by one (see :func:`_free_radius_steps`).
+    pts_xy = np.ascontiguousarray(np.moveaxis(pts, 2, 0))  # (2, n, k)
+    centre_xy = np.ascontiguousarray(centre.T)  # (2, n)
     k = pts.shape[1]
-    weighted = np.empty((n_weighted, n, k))
-    plain = np.empty((n_plain, n, k))
-    if not fixed:
-        plain[3] = 1.0
-    products = np.empty((n_weighted, n_plain, n, k))
-    off_x = np.empty((n, k))
-    off_y = np.empty((n, k))
+    off_xy = np.empty((2, n, k))
+    square_xy = np.empty((2, n, k))
     dist = np.empty((n, k))
     taper = np.empty((n, k))
-    ux, uy, resid = plain[0], plain[1], plain[2]
+    # ux, uy and the radial residual.
+    plain = np.empty((3, n, k))
+    unit_xy, resid = plain[:2], plain[2]
+    # Rows summed over the points: w ux, w uy, w, w ux ux, w ux uy,
+    # w ux resid, w uy uy, w uy resid, w resid (the first three the
+    # weighted unit vector and weight the others are made from; a fixed
+    # radius needs neither w nor the sums of the first three or w resid).
+    rows = np.empty((9, n, k))
+    weighted_xy = rows[:2]
+    summed = rows if not fixed else rows[3:8]
     for _ in range(iterations):
-        np.subtract(pts_x, centre_x[:, None], out=off_x)
-        np.subtract(pts_y, centre_y[:, None], out=off_y)
-        np.multiply(off_x, off_x, out=dist)
-        np.multiply(off_y, off_y, out=taper)
-        dist += taper
+        np.subtract(pts_xy, centre_xy[:, :, None], out=off_xy)
+        np.multiply(off_xy, off_xy, out=square_xy)
+        np.add(square_xy[0], square_xy[1], out=dist)
         np.sqrt(dist, out=dist)
         np.maximum(dist, 1e-9, out=dist)
         np.subtract(dist, radius[:, None], out=resid)
@@ -266,61 +257,48 @@ def fit_circles(
         np.subtract(1.0, taper, out=taper)
         np.maximum(taper, 0.0, out=taper)
         np.square(taper, out=taper)
-        weight = np.multiply(prior, taper, out=weighted[2] if not fixed else None)
-        np.divide(off_x, dist, out=ux)
-        np.divide(off_y, dist, out=uy)
-        np.multiply(weight, ux, out=weighted[0])
-        np.multiply(weight, uy, out=weighted[1])
-        np.multiply(weighted[:, None], plain[None], out=products)
-        sums = add(products, -1)
+        weight = np.multiply(prior, taper, out=rows[2])
+        np.divide(off_xy, dist, out=unit_xy)
+        np.multiply(weight, unit_xy, out=weighted_xy)
+        np.multiply(rows[0], plain, out=rows[3:6])
+        np.multiply(rows[1], plain[1:], out=rows[6:8])
+        if not fixed:
+            np.multiply(weight, resid, out=rows[8])
+        sums = np.add.reduce(summed, -1)
         # Normal equations of the residual's Jacobian (-ux, -uy[, -1]),
         # solved in closed form (Cramer's rule) for the many tiny systems.
-        a00 = sums[0, 0] + 1e-9  # sum w ux ux
-        a01 = sums[0, 1]  # sum w ux uy
-        a11 = sums[1, 1] + 1e-9  # sum w uy uy
-        g0 = -sums[0, 2]  # -sum w ux resid
-        g1 = -sums[1, 2]
-        steps = np.empty((3 if not fixed else 2, n))
-        if fixed:
-            det2 = a00 * a11 - a01 * a01
-            np.negative((a11 * g0 - a01 * g1) / det2, out=steps[0])
-            np.negative((a00 * g1 - a01 * g0) / det2, out=steps[1])
-        else:
-            a02 = sums[0, 3]  # sum w ux
-            a12 = sums[1, 3]  # sum w uy
-            a22 = sums[2, 3] + 1e-9  # sum w
-            g2 = -sums[2, 2]  # -sum w resid
-            c00 = a11 * a22 - a12 * a12
-            c01 = a02 * a12 - a01 * a22
-            c02 = a01 * a12 - a02 * a11
-            c11 = a00 * a22 - a02 * a02
-            c12 = a01 * a02 - a00 * a12
-            c22 = a00 * a11 - a01 * a01
-            det3 = a00 * c00 + a01 * c01 + a02 * c02
-            np.negative((c00 * g0 + c01 * g1 + c02 * g2) / det3, out=steps[0])
-            np.negative((c01 * g0 + c11 * g1 + c12 * g2) / det3, out=steps[1])
-            np.negative((c02 * g0 + c12 * g1 + c22 * g2) / det3, out=steps[2])
+        steps = _free_radius_steps(sums) if not fixed else _fixed_radius_steps(sums)
         np.maximum(steps, -3.0, out=steps)
         np.minimum(steps, 3.0, out=steps)
-        centre_x = centre_x + steps[0]
-        centre_y = centre_y + steps[1]
+        centre_xy = centre_xy + steps[:2]
         if not fixed:
             radius = radius + steps[2]
         if float(np.abs(steps).max(initial=0.0)) < 1e-3:
             break
-    centre = np.stack([centre_x, centre_y], axis=1)
-    off_x = pts_x - centre[:, 0, None]
-    off_y = pts_y - centre[:, 1, None]
-    dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
-    resid = dist - radius[:, None]
+    if weight is rows[2]:
+        # The last iteration's weights outlive the buffer's reuse below.
+        weight = weight.copy()
+    centre = np.ascontiguousarray(centre_xy.T)
+    np.subtract(pts_xy, centre_xy[:, :, None], out=off_xy)
+    np.multiply(off_xy, off_xy, out=square_xy)
+    np.add(square_xy[0], square_xy[1], out=dist)
+    np.sqrt(dist, out=dist)
+    np.maximum(dist, 1e-9, out=dist)
+    np.subtract(dist, radius[:, None], out=resid)
     inliers = (np.abs(resid) < cutoff * 0.6) & (prior > 0)
     n_in = inliers.sum(1)
-    w_in = weight * inliers
-    rms = np.sqrt((resid**2 * w_in).sum(1) / np.maximum(w_in.sum(1), 1e-12))
-    ux, uy = off_x / dist, off_y / dist
-    info_xx = (w_in * ux * ux).sum(1)
-    info_xy = (w_in * ux * uy).sum(1)
-    info_yy = (w_in * uy * uy).sum(1)
+    # Rows summed: w_in ux ux, w_in ux uy, w_in uy uy, w_in resid^2, w_in.
+    final = rows[:5]
+    w_in = np.multiply(weight, inliers, out=final[4])
+    np.multiply(np.square(resid), w_in, out=final[3])
+    np.divide(off_xy, dist, out=unit_xy)
+    np.multiply(w_in, unit_xy, out=weighted_xy)
+    np.multiply(weighted_xy[0], unit_xy, out=square_xy)
+    np.multiply(weighted_xy[1], unit_xy[1], out=final[2])
+    final[:2] = square_xy
+    info_xx, info_xy, info_yy, sum_r2w, sum_w = np.add.reduce(final, -1)
+    rms = np.sqrt(sum_r2w / np.maximum(sum_w, 1e-12))
+    off_x, off_y = off_xy
     det = info_xx * info_yy - info_xy**2
     trace = info_xx + info_yy
     # Smallest eigenvalue of the 2x2 information: the worst-constrained
@@ -341,6 +319,63 @@ def fit_circles(
         centre_sigma_mm=sigma,
         ok=ok,
     )
+
+
+# Where each entry of the free-radius normal equations lies among the sums
+# of :func:`fit_circles`: a00, a11, a22 (which get 1e-9 added), a01, a02, a12.
+_FREE_ENTRIES = [3, 6, 2, 4, 0, 1]
+# The six cofactors c00, c01, c02, c11, c12, c22 are L1 * R1 - L2 * R2 of
+# these of the above (c00 = a11 a22 - a12 a12, c01 = a02 a12 - a01 a22,
+# c02 = a01 a12 - a02 a11, c11 = a00 a22 - a02 a02, c12 = a01 a02 - a00 a12,
+# c22 = a00 a11 - a01 a01): L1, R1, L2, R2.
+_FREE_COFACTOR_TERMS = [1, 4, 3, 0, 3, 0, 2, 5, 5, 2, 4, 1, 5, 3, 4, 4, 0, 3, 5, 2, 1, 4, 5, 3]
+# The symmetric cofactor matrix, row by row, from the six cofactors.
+_FREE_COFACTORS = [0, 1, 2, 1, 3, 4, 2, 4, 5]
+
+
+def _free_radius_steps(sums: FloatArray) -> FloatArray:
+    """(3, n) Gauss-Newton steps of centre x, y and radius, from :func:`fit_circles`' sums.
+
+    ``sums`` (9, n): of w ux, w uy, w, w ux ux, w ux uy, w ux resid, w uy
+    uy, w uy resid, w resid. Exactly Cramer's rule written out entry by
+    entry (``a00 = sum w ux ux + 1e-9``, ``g0 = -sum w ux resid``, ``c00 =
+    a11 * a22 - a12 * a12``, ``det = a00 * c00 + a01 * c01 + a02 * c02``,
+    ``step0 = -((c00 * g0 + c01 * g1 + c02 * g2) / det)``, ...), each
+    operation done on stacked rows: a third of the numpy calls.
+    """
+    n = sums.shape[-1]
+    entries = sums.take(_FREE_ENTRIES, axis=0)
+    entries[:3] += 1e-9
+    terms = entries.take(_FREE_COFACTOR_TERMS, axis=0).reshape(2, 2, 6, n)
+    pairs = terms[:, 0] * terms[:, 1]
+    cofactors = pairs[0] - pairs[1]
+    # a00 c00, a01 c01, a02 c02
+    first_row = entries.take([0, 3, 4], axis=0) * cofactors[:3]
+    det = first_row[0] + first_row[1]
+    det += first_row[2]
+    gradient = -sums.take([5, 7, 8], axis=0)
+    terms = cofactors.take(_FREE_COFACTORS, axis=0).reshape(3, 3, n) * gradient[None]
+    steps = terms[:, 0] + terms[:, 1]
+    steps += terms[:, 2]
+    steps /= det
+    return np.negative(steps, out=steps)
+
+
+def _fixed_radius_steps(sums: FloatArray) -> FloatArray:
+    """(2, n) Gauss-Newton steps of the centre (Cramer's rule).
+
+    ``sums`` (5, n): of w ux ux, w ux uy, w ux resid, w uy uy, w uy resid.
+    """
+    a00 = sums[0] + 1e-9
+    a01 = sums[1]
+    a11 = sums[3] + 1e-9
+    g0 = -sums[2]
+    g1 = -sums[4]
+    steps = np.empty((2, sums.shape[-1]))
+    det2 = a00 * a11 - a01 * a01
+    np.negative((a11 * g0 - a01 * g1) / det2, out=steps[0])
+    np.negative((a00 * g1 - a01 * g0) / det2, out=steps[1])
+    return steps
 
 
 def fit_circle(

@@ -122,3 +122,112 @@ def test_arc_fractions_match_binning_by_degrees_also_on_the_bins_edges() -> None
     want = [len(np.unique(bins[i][chosen[i] & (bins[i] < 24)])) / 24 for i in range(n)]
     got = arc_fractions(np.stack([off_x, off_y], axis=2), np.zeros((n, 2)), chosen)
     np.testing.assert_array_equal(got, want)
+
+
+def _fit_circles_one_sum_at_a_time(pts, prior, centre, radius, scale_mm=0.6, iterations=10):
+    """The batch fit as first written, each sum and each entry of Cramer's rule on its own.
+
+    The reference for :func:`fit_circles`, which computes the same values
+    with fewer numpy calls: returns centre, radius, rms, inliers, sigma.
+    """
+    fixed = radius is not None
+    if fixed:
+        radius = np.asarray(radius, float).copy()
+    else:
+        dist0 = np.linalg.norm(pts - centre[:, None, :], axis=2)
+        radius = (dist0 * prior).sum(1) / np.maximum(prior.sum(1), 1e-9)
+    cutoff = 4.685 * scale_mm
+    centre_x, centre_y = centre[:, 0].copy(), centre[:, 1].copy()
+    pts_x, pts_y = pts[..., 0], pts[..., 1]
+    weight = prior
+    for _ in range(iterations):
+        off_x, off_y = pts_x - centre_x[:, None], pts_y - centre_y[:, None]
+        dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
+        resid = dist - radius[:, None]
+        weight = prior * np.maximum(1.0 - np.square(resid / cutoff), 0.0) ** 2
+        ux, uy = off_x / dist, off_y / dist
+        a00 = (weight * ux * ux).sum(1) + 1e-9
+        a01 = (weight * ux * uy).sum(1)
+        a11 = (weight * uy * uy).sum(1) + 1e-9
+        g0 = -(weight * ux * resid).sum(1)
+        g1 = -(weight * uy * resid).sum(1)
+        if fixed:
+            det2 = a00 * a11 - a01 * a01
+            steps = np.array([-((a11 * g0 - a01 * g1) / det2), -((a00 * g1 - a01 * g0) / det2)])
+        else:
+            a02, a12 = (weight * ux).sum(1), (weight * uy).sum(1)
+            a22 = weight.sum(1) + 1e-9
+            g2 = -(weight * resid).sum(1)
+            c00 = a11 * a22 - a12 * a12
+            c01 = a02 * a12 - a01 * a22
+            c02 = a01 * a12 - a02 * a11
+            c11 = a00 * a22 - a02 * a02
+            c12 = a01 * a02 - a00 * a12
+            c22 = a00 * a11 - a01 * a01
+            det3 = a00 * c00 + a01 * c01 + a02 * c02
+            steps = np.array(
+                [
+                    -((c00 * g0 + c01 * g1 + c02 * g2) / det3),
+                    -((c01 * g0 + c11 * g1 + c12 * g2) / det3),
+                    -((c02 * g0 + c12 * g1 + c22 * g2) / det3),
+                ]
+            )
+        steps = np.clip(steps, -3.0, 3.0)
+        centre_x, centre_y = centre_x + steps[0], centre_y + steps[1]
+        if not fixed:
+            radius = radius + steps[2]
+        if float(np.abs(steps).max(initial=0.0)) < 1e-3:
+            break
+    off_x, off_y = pts_x - centre_x[:, None], pts_y - centre_y[:, None]
+    dist = np.maximum(np.sqrt(off_x * off_x + off_y * off_y), 1e-9)
+    resid = dist - radius[:, None]
+    inliers = (np.abs(resid) < cutoff * 0.6) & (prior > 0)
+    w_in = weight * inliers
+    rms = np.sqrt((resid**2 * w_in).sum(1) / np.maximum(w_in.sum(1), 1e-12))
+    ux, uy = off_x / dist, off_y / dist
+    info_xx, info_xy = (w_in * ux * ux).sum(1), (w_in * ux * uy).sum(1)
+    info_yy = (w_in * uy * uy).sum(1)
+    det = info_xx * info_yy - info_xy**2
+    trace = info_xx + info_yy
+    small_eig = 0.5 * (trace - np.sqrt(np.maximum(trace**2 - 4 * det, 0.0)))
+    with np.errstate(divide="ignore"):
+        sigma = np.where(
+            small_eig > 1e-6,
+            np.maximum(rms, 0.15) / np.sqrt(np.maximum(small_eig, 1e-12)),
+            np.inf,
+        )
+    return np.column_stack([centre_x, centre_y]), radius, rms, inliers, sigma
+
+
+@pytest.mark.parametrize(
+    ("fixed", "n_rims", "scale_mm"),
+    [
+        (False, 1, 0.8),  # one free-radius fit, as for a single seed
+        (False, 30, 0.8),  # a frame's seeds, free radius (the detector's scale)
+        (True, 60, 0.6),  # a frame's seeds at both wink sizes, fixed radius
+    ],
+)
+def test_batch_fit_computes_what_the_sums_one_at_a_time_compute_to_the_bit(
+    fixed: bool, n_rims: int, scale_mm: float
+) -> None:
+    # 36 rays a rim: most on a circle with noise, some on a neighbour (2-4 mm
+    # inside), some absent (weight 0), some weak (crossings into other winks).
+    rng = np.random.default_rng(7 + n_rims)
+    true_centre = rng.uniform(-500, 500, (n_rims, 2))
+    true_radius = rng.choice([8.0, 11.0], n_rims)
+    angle = np.radians(np.arange(36) * 10.0)
+    radial = true_radius[:, None] + rng.normal(0, 0.3, (n_rims, 36))
+    radial -= rng.uniform(2, 4, (n_rims, 36)) * (rng.random((n_rims, 36)) < 0.15)
+    pts = true_centre[:, None, :] + radial[..., None] * np.stack([np.cos(angle), np.sin(angle)], 1)
+    prior = rng.choice([0.0, 0.35, 0.6, 1.0], (n_rims, 36), p=[0.2, 0.1, 0.1, 0.6])
+    start = true_centre + rng.normal(0, 1.5, (n_rims, 2))
+    radius = true_radius + 0.3 if fixed else None
+    fits = fit_circles(pts, prior, start, radius_mm=radius, scale_mm=scale_mm)
+    centre, radius_mm, rms, inliers, sigma = _fit_circles_one_sum_at_a_time(
+        pts, prior, start, radius, scale_mm
+    )
+    np.testing.assert_array_equal(fits.centre_mm, centre)
+    np.testing.assert_array_equal(fits.radius_mm, radius_mm)
+    np.testing.assert_array_equal(fits.rms_mm, rms)
+    np.testing.assert_array_equal(fits.inliers, inliers)
+    np.testing.assert_array_equal(fits.centre_sigma_mm, sigma)
