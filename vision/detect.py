@@ -686,27 +686,37 @@ def _find_seeds(
         (rel > min(bars)).view(np.uint8), cv2.compare(diff, MIN_GREY_STEP, cv2.CMP_GE)
     )
     candidate = cv2.bitwise_and(candidate, view.valid_u8)
-    rows, cols = _set_pixels(candidate)
-    bar = np.where(view.on_mat[rows, cols], bars[0], bars[1])
-    keep = rel[rows, cols] > bar
-    rows, cols = rows[keep], cols[keep]
+    # The candidate pixels by flat index, row by row: taking by flat index
+    # costs a fraction of indexing by rows and columns.
+    flat = _set_pixel_index(candidate)
+    width = candidate.shape[1]
+    bar = np.where(view.on_mat.reshape(-1).take(flat), bars[0], bars[1])
+    keep = rel.reshape(-1).take(flat) > bar
+    flat = flat[keep]
     label = np.full(view_bgr.shape[:2], -1, dtype=np.int8)
-    if len(rows):
+    if len(flat):
         opp_a, opp_b, felt_a, felt_b = _opponent_over_felt(
-            view_bgr[rows, cols], felt_u8[rows, cols], reference
+            view_bgr.reshape(-1, 3).take(flat, axis=0),
+            felt_u8.reshape(-1, 3).take(flat, axis=0),
+            reference,
         )
-        # Unlike the felt in hue, not just darker: shadows and the edges of
-        # dark things on coloured felt have the felt's hue.
-        chroma_step = np.hypot(opp_a - felt_a, opp_b - felt_b)
         # As np.degrees(...) % 360 and classify_hue's index (see _sample_rims).
         hue = np.arctan2(opp_b, opp_a) * _DEGREES_F32
         hue += (hue < 0.0) * np.float32(360.0)
         index = _hue_classes(hue, reference)
-        step_needed = np.where(view.near_edge[rows, cols], 2.0, 1.0) * CANDIDATE_CHROMA_STEP
-        good = (np.hypot(opp_a, opp_b) > CANDIDATE_SATURATION) & (chroma_step > step_needed)
-        label[rows, cols] = np.where(good, index, -1)
+        step_needed = (
+            np.where(view.near_edge.reshape(-1).take(flat), 2.0, 1.0) * CANDIDATE_CHROMA_STEP
+        )
+        # Unlike the felt in hue, not just darker: shadows and the edges of
+        # dark things on coloured felt have the felt's hue. (The hypot of the
+        # chroma step and of the colour, against their bars.)
+        good = _saturated(opp_a, opp_b, CANDIDATE_SATURATION) & _saturated(
+            opp_a - felt_a, opp_b - felt_b, step_needed
+        )
+        label.reshape(-1)[flat] = np.where(good, index, -1)
         # OpenCV's opening by a 2x2 square below can move a pixel by one.
-        boxes = _tile_boxes(rows[good], cols[good], label.shape, grow=1)
+        flat = flat[good]
+        boxes = _tile_boxes(flat // width, flat % width, label.shape, grow=1)
     else:
         boxes = []
     # Baselines are not winks; a wink lying across one keeps its two sides.
@@ -789,19 +799,26 @@ def _set_pixels(
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """Rows and columns of the nonzero pixels of a (h, w) uint8 image, row by row.
 
-    As ``cv2.findNonZero``, faster on a sparse image: eight pixels at a
-    time are read as one 64-bit word, and only the nonzero words are
-    looked into.
+    As ``cv2.findNonZero``, faster on a sparse image (see :func:`_set_pixel_index`).
     """
     width = image.shape[1]
+    index = _set_pixel_index(image)
+    return index // width, index % width
+
+
+def _set_pixel_index(image: npt.NDArray[np.uint8]) -> npt.NDArray[np.intp]:
+    """Flat indices of the nonzero pixels of a (h, w) uint8 image, in order.
+
+    As ``np.flatnonzero``, faster on a sparse image: eight pixels at a time
+    are read as one 64-bit word, and only the nonzero words are looked into.
+    """
     flat = np.ascontiguousarray(image).reshape(-1)
     whole = len(flat) // 8 * 8
     words = np.flatnonzero(flat[:whole].view(np.uint64))
     within = np.flatnonzero(flat[:whole].reshape(-1, 8)[words])
-    index = np.concatenate(
+    return np.concatenate(
         [words[within // 8] * 8 + within % 8, np.flatnonzero(flat[whole:]) + whole]
     )
-    return index // width, index % width
 
 
 def _drop_rods(mask: npt.NDArray[np.uint8], px_per_mm: float) -> None:
@@ -1255,17 +1272,21 @@ def _sample_rims(
         )
         for start in range(0, len(map_xy), 30000)
     ]
-    samples = np.concatenate(chunks).reshape(n, n_rays, n_s, 3)
+    # One contiguous plane per channel (numpy casts a strided channel of
+    # bytes to float several times slower, and reduces over a trailing
+    # axis of 3 slowly).
+    sample_planes = cv2.split(chunks[0] if len(chunks) == 1 else np.concatenate(chunks))
     felt = reference.normalise(felt_bgr, felt_bgr).astype(np.float32)
-    # The colour arithmetic runs on one contiguous plane per channel: numpy
-    # reduces over a trailing axis of 3 several times slower.
     scale = (
         1.0
         / (felt_bgr.astype(np.float32).mean(axis=-1, keepdims=True) + np.float32(1.0))
         / np.asarray(reference.white_bgr, dtype=np.float32)
     ).astype(np.float32)  # (n, 3): what normalise divides by, inverted
     planes = [
-        np.multiply(samples[..., c], scale[:, c, None, None], dtype=np.float32) for c in range(3)
+        np.multiply(
+            sample_planes[c].reshape(n, n_rays, n_s), scale[:, c, None, None], dtype=np.float32
+        )
+        for c in range(3)
     ]
     diffs = [planes[c] - felt[:, c, None, None] for c in range(3)]
     contrast = np.sqrt(diffs[0] * diffs[0] + diffs[1] * diffs[1] + diffs[2] * diffs[2])
@@ -1555,21 +1576,29 @@ def _ray_geometry(
 
 
 def _saturated(
-    opp_a: npt.NDArray[np.float32], opp_b: npt.NDArray[np.float32], bar: float
+    opp_a: npt.NDArray[np.float32],
+    opp_b: npt.NDArray[np.float32],
+    bar: float | npt.NDArray[np.float64],
 ) -> npt.NDArray[np.bool_]:
     """``np.hypot(opp_a, opp_b) > bar``, exactly, at a fraction of its cost.
 
     ``np.hypot`` on float32 is a scalar libm call per element; the square
     root of the sum of squares is within a few units in the last place of
     it (relative 1e-6 at most), so only the samples that close to the bar
-    are judged by ``np.hypot`` itself.
+    are judged by ``np.hypot`` itself. ``bar`` is one number, or one per
+    element (float64, as ``opp_a``'s shape).
     """
     length = np.sqrt(opp_a * opp_a + opp_b * opp_b)
     above = length > bar
-    close = np.flatnonzero(np.abs(length - np.float32(bar)) <= np.float32(1e-6 * max(bar, 1e-3)))
+    if np.ndim(bar) == 0:
+        scalar = float(bar)
+        near = np.abs(length - np.float32(scalar)) <= np.float32(1e-6 * max(scalar, 1e-3))
+    else:
+        near = np.abs(length - bar) <= 1e-6 * np.maximum(bar, 1e-3)
+    close = np.flatnonzero(near)
     if len(close):
         exact = np.hypot(opp_a.reshape(-1)[close], opp_b.reshape(-1)[close])
-        above.reshape(-1)[close] = exact > bar
+        above.reshape(-1)[close] = exact > (bar if np.ndim(bar) == 0 else bar.reshape(-1)[close])
     return above
 
 

@@ -37,6 +37,7 @@ from vision.detect import (
     _saturated,
     _Seed,
     _seeds_from_mask,
+    _set_pixel_index,
     _set_pixels,
     _summed_channel_means,
     _tile_boxes,
@@ -960,6 +961,7 @@ def test_set_pixels_match_find_non_zero(shape, density) -> None:
     rows, cols = _set_pixels(image)
     np.testing.assert_array_equal(rows, found[:, 0, 1])
     np.testing.assert_array_equal(cols, found[:, 0, 0])
+    np.testing.assert_array_equal(_set_pixel_index(image), np.flatnonzero(image))
 
 
 def test_summed_channel_means_match_cv2_mean_to_the_bit() -> None:
@@ -1031,6 +1033,22 @@ def test_saturation_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
     )
     opp_a = (length * np.cos(angle)).astype(np.float32).reshape(400, 500)
     opp_b = (length * np.sin(angle)).astype(np.float32).reshape(400, 500)
+    np.testing.assert_array_equal(_saturated(opp_a, opp_b, bar), np.hypot(opp_a, opp_b) > bar)
+
+
+def test_saturation_bar_per_element_matches_numpy_hypot_also_next_to_each_bar() -> None:
+    # As the seed search's chroma step: a float64 bar per pixel (0.04, or
+    # 0.08 by the mat's edge); np.hypot against it is the known answer.
+    rng = np.random.default_rng(6)
+    bar = np.where(rng.random(200_000) < 0.3, 2.0, 1.0) * 0.04
+    angle = rng.uniform(0.0, 2 * np.pi, 200_000)
+    length = np.where(
+        rng.random(200_000) < 0.5,
+        rng.uniform(0.0, 0.3, 200_000),
+        bar.astype(np.float32) + rng.integers(-8, 9, 200_000) * np.spacing(np.float32(0.04)),
+    )
+    opp_a = (length * np.cos(angle)).astype(np.float32)
+    opp_b = (length * np.sin(angle)).astype(np.float32)
     np.testing.assert_array_equal(_saturated(opp_a, opp_b, bar), np.hypot(opp_a, opp_b) > bar)
 
 
