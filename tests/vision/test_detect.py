@@ -21,6 +21,8 @@ from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatu
 from vision.colour import ColourReference, classify_hue_index, opponent
 from vision.detect import (
     _DEGREES_F32,
+    _POT_PX_PER_MM,
+    _POT_REACH_MM,
     UnreadableImageError,
     _assemble,
     _crescent_seeds,
@@ -32,6 +34,7 @@ from vision.detect import (
     _hue_classes,
     _mean,
     _opponent_over_felt,
+    _PotShadow,
     _Rims,
     _sample_rims,
     _saturated,
@@ -1392,3 +1395,21 @@ def test_the_blur_round_a_red_wink_on_green_felt_is_not_a_yellow_wink(generated_
     found = detect_winks(image, camera)
     near = np.hypot(*(found.mat_xy_mm - np.asarray(red.mat_xy_mm)).T) < 12.0
     assert [c.value for c in found.colour[near]] == ["red"]
+
+
+def test_pot_shadow_lookup_reads_the_nearest_pixel_and_nothing_beyond_the_mask() -> None:
+    # The known answer: the mask at the rounded row and column where within
+    # it, False beyond (indexing by rows and columns, as first written).
+    rng = np.random.default_rng(12)
+    size = int(2 * _POT_REACH_MM * _POT_PX_PER_MM)
+    hidden = rng.random((size, size)) < 0.3
+    shadow = _PotShadow(hidden=hidden, opening=~hidden, plane_z_mm=0.85)
+    # Points over the mask and up to 40 mm beyond each of its sides.
+    mat_xy_mm = rng.uniform(-_POT_REACH_MM - 40.0, _POT_REACH_MM + 40.0, (30, 36, 39, 2))
+    col = np.rint((mat_xy_mm[..., 0] + _POT_REACH_MM) * _POT_PX_PER_MM).astype(np.intp)
+    row = np.rint((mat_xy_mm[..., 1] + _POT_REACH_MM) * _POT_PX_PER_MM).astype(np.intp)
+    within = (col >= 0) & (col < size) & (row >= 0) & (row < size)
+    want = np.zeros(within.shape, dtype=bool)
+    want[within] = hidden[row[within], col[within]]
+    assert 0 < within.mean() < 1
+    np.testing.assert_array_equal(shadow.lookup(hidden, mat_xy_mm), want)
