@@ -1825,17 +1825,20 @@ def _blur_of_found(
     apart = centres_mm[None, :, :] - new_xy[:, None, :]
     gap_mm = np.hypot(apart[..., 0], apart[..., 1]) - rims_mm
     near_any = (gap_mm < BLUR_REACH_MM) & (found_colour[None, :] != new_colour[:, None])
-    for k in np.flatnonzero(near_any.any(axis=1)):
-        seed = new[k]
-        near = np.flatnonzero(near_any[k])
-        felt_bgr = seed.background_bgr
-        felt = reference.normalise(felt_bgr, felt_bgr)
-        colour = reference.normalise(view_bgr[seed.view_pixel()], felt_bgr) - felt
-        own_d = float(_off_line(colour[None], (own_colour[seed.colour_index] - felt)[None])[0])
-        other_d = _off_line(
-            np.repeat(colour[None], len(near), axis=0), wink_colour[found[near]] - felt
-        )
-        blur[k] = bool(np.any((other_d < own_d) & (other_d < OWN_SHADE_DISTANCE)))
+    rows = np.flatnonzero(near_any.any(axis=1))
+    if len(rows) == 0:
+        return blur
+    # The seeds near one, and each (seed, found wink) pair, at once: the same
+    # arithmetic, row by row, as one seed at a time.
+    felt_bgr = np.array([new[k].background_bgr for k in rows])
+    pixel_bgr = np.array([view_bgr[new[k].view_pixel()] for k in rows])
+    felt = reference.normalise(felt_bgr, felt_bgr)
+    colour = reference.normalise(pixel_bgr, felt_bgr) - felt
+    own_d = _off_line(colour, own_colour[new_colour[rows]] - felt)
+    pair_seed, pair_found = np.nonzero(near_any[rows])
+    other_d = _off_line(colour[pair_seed], wink_colour[found[pair_found]] - felt[pair_seed])
+    hit = (other_d < own_d[pair_seed]) & (other_d < OWN_SHADE_DISTANCE)
+    blur[rows] = np.bincount(pair_seed[hit], minlength=len(rows)) > 0
     return blur
 
 

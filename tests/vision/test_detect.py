@@ -23,8 +23,10 @@ from vision.detect import (
     _DEGREES_F32,
     _POT_PX_PER_MM,
     _POT_REACH_MM,
+    OWN_SHADE_DISTANCE,
     UnreadableImageError,
     _assemble,
+    _blur_of_found,
     _crescent_seeds,
     _distance_peaks,
     _distance_transform,
@@ -33,6 +35,7 @@ from vision.detect import (
     _free_fits,
     _hue_classes,
     _mean,
+    _off_line,
     _opponent_over_felt,
     _PotShadow,
     _Rims,
@@ -1413,3 +1416,59 @@ def test_pot_shadow_lookup_reads_the_nearest_pixel_and_nothing_beyond_the_mask()
     want[within] = hidden[row[within], col[within]]
     assert 0 < within.mean() < 1
     np.testing.assert_array_equal(shadow.lookup(hidden, mat_xy_mm), want)
+
+
+def _blur_one_seed_at_a_time(new, fits, seeds, wink_colour, view_bgr, reference):
+    """_blur_of_found as first written, one seed near a found wink at a time."""
+    found = np.flatnonzero(fits.ok)
+    found_colour = np.array([seeds[i].colour_index for i in found])
+    own_colour = np.array(reference.prototypes, dtype=np.float64)
+    for c in range(len(own_colour)):
+        of_c = found[found_colour == c]
+        if len(of_c):
+            own_colour[c] = np.median(wink_colour[of_c], axis=0)
+    apart = fits.circles.centre_mm[found][None] - np.array([s.mat_xy_mm for s in new])[:, None]
+    gap_mm = np.hypot(apart[..., 0], apart[..., 1]) - fits.circles.radius_mm[found]
+    new_colour = np.array([s.colour_index for s in new])
+    near_any = (gap_mm < 6.0) & (found_colour[None, :] != new_colour[:, None])
+    blur = np.zeros(len(new), dtype=bool)
+    for k in np.flatnonzero(near_any.any(axis=1)):
+        near = np.flatnonzero(near_any[k])
+        felt_bgr = new[k].background_bgr
+        felt = reference.normalise(felt_bgr, felt_bgr)
+        colour = reference.normalise(view_bgr[new[k].view_pixel()], felt_bgr) - felt
+        own_d = float(_off_line(colour[None], (own_colour[new[k].colour_index] - felt)[None])[0])
+        other_d = _off_line(
+            np.repeat(colour[None], len(near), axis=0), wink_colour[found[near]] - felt
+        )
+        blur[k] = bool(np.any((other_d < own_d) & (other_d < OWN_SHADE_DISTANCE)))
+    return blur
+
+
+def test_blur_of_found_judges_all_seeds_at_once_as_one_at_a_time() -> None:
+    # Twelve found winks of four colours on one felt, and eighty seeds round
+    # them: half at pixels blended from the felt towards a found wink's
+    # colour (blur), half at random colours; some within reach of a rim,
+    # some not.
+    rng = np.random.default_rng(14)
+    reference = ColourReference()
+    felt_bgr = np.array([120.0, 130.0, 140.0])
+    centres = rng.uniform(-300.0, 300.0, (12, 2))
+    fits = _fits_at([tuple(c) for c in centres], list(rng.choice([8.0, 11.0], 12)))
+    seeds = [_Seed(centres[i], i % 4, felt_bgr, (i, i)) for i in range(12)]
+    wink_bgr = rng.uniform(0.0, 255.0, (12, 3))
+    wink_colour = reference.normalise(wink_bgr, felt_bgr).astype(np.float64)
+    view_bgr = rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)
+    new = []
+    for k in range(80):
+        j = k % 12
+        row, col = k % 60, k % 80
+        if k % 2:
+            share = rng.uniform(0.2, 0.8)
+            view_bgr[row, col] = np.round(felt_bgr + share * (wink_bgr[j] - felt_bgr))
+        xy = centres[j] + rng.uniform(-20.0, 20.0, 2)
+        new.append(_Seed(xy, int(rng.integers(0, 4)), felt_bgr, (row, col)))
+    want = _blur_one_seed_at_a_time(new, fits, seeds, wink_colour, view_bgr, reference)
+    assert 0 < want.sum() < len(new)
+    got = _blur_of_found(new, fits, seeds, wink_colour, view_bgr, reference)
+    np.testing.assert_array_equal(got, want)
