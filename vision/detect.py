@@ -1846,6 +1846,17 @@ def _blur_of_found(
 BLUR_REACH_MM = 6.0
 
 
+def _length_xy(vectors: FloatArray) -> FloatArray:
+    """``np.linalg.norm(vectors, axis=-1)`` of (..., 2) vectors, to the bit, cheaper.
+
+    numpy's norm squares and reduces the last axis (two values: ``x^2 +
+    y^2``) and takes the square root; written out, without its wrapper and
+    its slow reduction over a trailing axis of two.
+    """
+    x, y = vectors[..., 0], vectors[..., 1]
+    return np.asarray(np.sqrt(x * x + y * y))
+
+
 def _near_mat_edge(points_mm: FloatArray, within_mm: float) -> npt.NDArray[np.bool_]:
     """(n,) whether each point lies within ``within_mm`` of the (nominal) mat's edge."""
     edge_mm = np.minimum(
@@ -1869,7 +1880,7 @@ def _near_pot(
     end = cam[:2] + (centres_mm - cam[:2]) * scale_top[:, None]
     seg = end - start
     along = np.clip(-(start * seg).sum(1) / np.maximum((seg * seg).sum(1), 1e-9), 0.0, 1.0)
-    closest = np.linalg.norm(start + seg * along[:, None], axis=1)
+    closest = _length_xy(start + seg * along[:, None])
     # 3 mm more for the ray below the plane (height 0) and rounding.
     pot_r = max(POT_TOP_DIAMETER_MM, POT_BASE_DIAMETER_MM) / 2 + 1.5
     return np.asarray(closest <= pot_r + reach_mm + 3.0)
@@ -2205,7 +2216,7 @@ def _arc_starts(
         weight[rows].sum(axis=1), 1e-9
     )[:, None]
     towards = mid - free.centre_mm[rows]
-    reach = np.linalg.norm(towards, axis=1)
+    reach = _length_xy(towards)
     sided = reach > 0.5 * np.abs(free.radius_mm[rows])
     rows, towards, reach = rows[sided], towards[sided], reach[sided]
     unit = towards / np.maximum(reach, 1e-9)[:, None]
@@ -2295,7 +2306,7 @@ def _fit_rims(
     # much as one under another colour is.
     chosen_centre = np.where(choose_large[:, None], large.centre_mm, small.centre_mm)
     chosen_r = np.where(choose_large, large_r, small_r)
-    past = np.linalg.norm(rims.points_mm - chosen_centre[:, None, :], axis=2) - chosen_r[:, None]
+    past = _length_xy(rims.points_mm - chosen_centre[:, None, :]) - chosen_r[:, None]
     runs_on = _mean((rims.weight > 0) & ~rims.foreign & (past > RUNS_ON_MM), 1) + (rims.runs_out)
     # Not by the pot, whose wall, shadow and reflections run on in any hue.
     by_the_pot = np.hypot(seeds_mm[:, 0], seeds_mm[:, 1]) < POT_TOP_DIAMETER_MM / 2 + POT_HEIGHT_MM
@@ -2691,10 +2702,7 @@ def _split_merged(
     parent = np.arange(n)
     circles = fits.circles
     usable = (rims.weight >= 0.6) & ~rims.foreign & ~rims.pot_hidden
-    resid = (
-        np.linalg.norm(rims.points_mm - circles.centre_mm[:, None, :], axis=2)
-        - circles.radius_mm[:, None]
-    )
+    resid = _length_xy(rims.points_mm - circles.centre_mm[:, None, :]) - circles.radius_mm[:, None]
     stray = usable & (np.abs(resid) > SPLIT_INLIER_MM)
     rows = np.flatnonzero(fits.ok & (stray.sum(axis=1) >= SPLIT_MIN_STRAY))
     if len(rows) == 0:
@@ -2735,8 +2743,8 @@ def _split_merged(
     centre_b = centroid[tile] + axis[tile] * (t_max[tile] - rb)[:, None]
     pts_t, w_t = pts[tile], weight[tile]
     for _ in range(2):
-        res_a = np.abs(np.linalg.norm(pts_t - centre_a[:, None, :], axis=2) - ra[:, None])
-        res_b = np.abs(np.linalg.norm(pts_t - centre_b[:, None, :], axis=2) - rb[:, None])
+        res_a = np.abs(_length_xy(pts_t - centre_a[:, None, :]) - ra[:, None])
+        res_b = np.abs(_length_xy(pts_t - centre_b[:, None, :]) - rb[:, None])
         to_a = res_a <= res_b
         both = fit_circles(
             np.concatenate([pts_t, pts_t]),
@@ -2746,8 +2754,8 @@ def _split_merged(
             iterations=4,
         )
         centre_a, centre_b = both.centre_mm[: len(ra)], both.centre_mm[len(ra) :]
-    from_a = np.linalg.norm(pts_t - centre_a[:, None, :], axis=2) - ra[:, None]
-    from_b = np.linalg.norm(pts_t - centre_b[:, None, :], axis=2) - rb[:, None]
+    from_a = _length_xy(pts_t - centre_a[:, None, :]) - ra[:, None]
+    from_b = _length_xy(pts_t - centre_b[:, None, :]) - rb[:, None]
     res_a, res_b = np.abs(from_a), np.abs(from_b)
     # The outline of a union: each circle's crossings lie outside the other
     # circle (inside it the colour runs on). Two circles through the rim of
@@ -2761,7 +2769,7 @@ def _split_merged(
     # would let two small circles pass for a large wink's rim, whose
     # middle reaches out much farther than their waist.)
     origin = origins_mm[rows]
-    seen_t = np.linalg.norm(pts - origin[:, None, :], axis=2)  # (m, r)
+    seen_t = _length_xy(pts - origin[:, None, :])  # (m, r)
     ray = (pts - origin[:, None, :]) / np.maximum(seen_t, 1e-9)[..., None]
     exit_pair = _first_exit(
         origin[tile], ray[tile], np.stack([centre_a, centre_b], 1), np.stack([ra, rb], 1)
@@ -2769,7 +2777,7 @@ def _split_merged(
     explained = _ray_score(seen_t[tile], exit_pair, use[tile]).reshape(n_pairs, m)
     arc_a = arc_fractions(pts_t, centre_a, in_a)
     arc_b = arc_fractions(pts_t, centre_b, in_b)
-    separation = np.linalg.norm(centre_a - centre_b, axis=1)
+    separation = _length_xy(centre_a - centre_b)
     # Each wink reaches well beyond the other: a circle mostly inside the
     # other would only model a wink that is not quite round (a tilted one).
     reach = separation + np.minimum(ra, rb) - np.maximum(ra, rb)
@@ -2790,7 +2798,7 @@ def _split_merged(
     for side in (-1.0, 1.0):
         cusp = centre_a + along_ab * foot[:, None] + side * across * half_chord[:, None]
         to_cusp = cusp - origin[tile]
-        cusp_t = np.linalg.norm(to_cusp, axis=1)
+        cusp_t = _length_xy(to_cusp)
         facing = (ray[tile] * to_cusp[:, None, :]).sum(axis=2) > np.cos(
             np.radians(SPLIT_WAIST_DEG)
         ) * np.maximum(cusp_t, 1e-9)[:, None]
@@ -2947,9 +2955,7 @@ def _arc_inside_same_colour(fits: _Fits, seeds: list[_Seed]) -> npt.NDArray[np.b
     if not via_run_on.any():
         return via_run_on
     colour_index = np.array([s.colour_index for s in seeds])
-    centre_gap = np.linalg.norm(
-        circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :], axis=2
-    )
+    centre_gap = _length_xy(circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :])
     reach = centre_gap + circles.radius_mm[:, None] - circles.radius_mm[None, :]
     inside_other = (
         (colour_index[:, None] == colour_index[None, :])
@@ -3030,7 +3036,7 @@ def _crescent_seeds(
     # Only crossings at the found wink's own rim: a wink under another
     # crosses into the upper one's colour inside its circle.
     towards = rim_points_mm[rows] - centres[rows, None, :]  # (m, r, 2)
-    reach = np.linalg.norm(towards, axis=2)
+    reach = _length_xy(towards)
     into_all = np.where(
         np.abs(reach - radii[rows, None]) <= CRESCENT_ON_RIM_MM, foreign_colour[rows], -1
     )
@@ -3103,7 +3109,7 @@ def _untried(new: list[_Seed], tried: list[_Seed]) -> list[_Seed]:
     same_colour = np.array([s.colour_index for s in new])[:, None] == np.array(
         [s.colour_index for s in tried]
     )
-    dist = np.linalg.norm(new_xy[:, None, :] - tried_xy[None, :, :], axis=2)
+    dist = _length_xy(new_xy[:, None, :] - tried_xy[None, :, :])
     repeat = (same_colour & (dist < SAME_SEED_MM)).any(axis=1)
     return [seed for seed, again in zip(new, repeat, strict=True) if not again]
 
@@ -3284,16 +3290,20 @@ def _assemble(
     slope = np.hypot(*(circles.centre_mm - cam[:2]).T) / np.maximum(cam[2] - plane_z, 1.0)
     side_mm = WINK_THICKNESS_MM * np.maximum(slope[:, None], slope[None, :])
     same_colour = colour_index[:, None] == colour_index[None, :]
-    same_wink = np.linalg.norm(
-        circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :], axis=2
+    same_wink = _length_xy(
+        circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :]
     ) < np.minimum(circles.radius_mm[:, None], circles.radius_mm[None, :]) * np.where(
         same_colour, 0.5, SAME_WINK_OTHER_COLOUR
     ) + np.where(same_colour, side_mm, 0.0)
     same_wink &= same_colour | (fits.large[:, None] == fits.large[None, :])
     kept: list[int] = []
+    # Whether a fit is the same wink as one already kept: one column of
+    # same_wink or'ed in per kept fit, not a row looked up per fit.
+    taken = np.zeros(len(ok), dtype=bool)
     for m in np.argsort(-quality):
-        if ok[m] and not same_wink[m, kept].any():
+        if ok[m] and not taken[m]:
             kept.append(int(m))
+            taken |= same_wink[:, m]
     if not kept:
         return WinkDetections.empty()
     idx = np.array(sorted(kept))
@@ -3302,9 +3312,7 @@ def _assemble(
     arc = circles.arc_fraction[idx]
     plane = plane_z[idx]
     # A wink with a complete rim that overlaps one with a cut rim lies on it.
-    gap = np.linalg.norm(centre_mm[:, None] - centre_mm[None], axis=2) - (
-        radius[:, None] + radius[None, :]
-    )
+    gap = _length_xy(centre_mm[:, None] - centre_mm[None]) - (radius[:, None] + radius[None, :])
     on_other = (gap < -1.0) & (arc[:, None] > arc[None, :] + 0.15)
     lift = np.where(on_other.any(axis=1), WINK_THICKNESS_MM, 0.0)
     new_plane = plane + lift

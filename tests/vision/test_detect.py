@@ -34,6 +34,7 @@ from vision.detect import (
     _Fits,
     _free_fits,
     _hue_classes,
+    _length_xy,
     _mean,
     _off_line,
     _opponent_over_felt,
@@ -1472,3 +1473,21 @@ def test_blur_of_found_judges_all_seeds_at_once_as_one_at_a_time() -> None:
     assert 0 < want.sum() < len(new)
     got = _blur_of_found(new, fits, seeds, wink_colour, view_bgr, reference)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        (40, 36, 2),  # rim points against their circles' centres
+        (25, 25, 2),  # every wink against every wink
+        (7, 2),  # a few offsets
+    ],
+)
+def test_length_xy_matches_numpy_norm_over_the_last_axis(shape) -> None:
+    # np.linalg.norm(axis=-1) is the known answer: lengths from 1e-4 mm to
+    # 1e4 mm, signs and zeros (a point on its centre) included.
+    rng = np.random.default_rng(15)
+    vectors = rng.normal(0.0, 1.0, shape) * 10.0 ** rng.integers(-4, 5, shape[:-1])[..., None]
+    vectors.reshape(-1, 2)[::5] = 0.0
+    vectors.reshape(-1, 2)[1::7, 0] = -0.0
+    np.testing.assert_array_equal(_length_xy(vectors), np.linalg.norm(vectors, axis=-1))
