@@ -1904,9 +1904,13 @@ def _behind_pot(
     )
     # Where the ray through each point is at each height (plan view).
     scale = (cam[2] - heights[None, :]) / (cam[2] - plane_z_mm[:, None])  # (n, h)
-    offset = points_mm - cam[:2]  # (n, r, 2)
-    at_height = cam[:2] + offset[:, :, None, :] * scale[:, None, :, None]  # (n, r, h, 2)
-    inside = (at_height**2).sum(axis=3) <= radius**2
+    # x and y apart (numpy reduces a trailing axis of 2 slowly): the same
+    # squares, summed as that reduction sums two, x^2 + y^2.
+    at_x, at_y = (
+        cam[axis] + (points_mm[..., axis] - cam[axis])[:, :, None] * scale[:, None, :]
+        for axis in (0, 1)
+    )  # (n, r, h) each
+    inside = at_x * at_x + at_y * at_y <= radius**2
     return np.asarray(inside.any(axis=2))
 
 

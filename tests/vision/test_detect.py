@@ -26,6 +26,7 @@ from vision.detect import (
     OWN_SHADE_DISTANCE,
     UnreadableImageError,
     _assemble,
+    _behind_pot,
     _blur_of_found,
     _crescent_seeds,
     _distance_peaks,
@@ -1491,3 +1492,26 @@ def test_length_xy_matches_numpy_norm_over_the_last_axis(shape) -> None:
     vectors.reshape(-1, 2)[::5] = 0.0
     vectors.reshape(-1, 2)[1::7, 0] = -0.0
     np.testing.assert_array_equal(_length_xy(vectors), np.linalg.norm(vectors, axis=-1))
+
+
+def test_behind_pot_matches_the_rays_tested_as_plan_vectors() -> None:
+    # The known answer, as first written: each ray's plan position at nine
+    # heights as (n, r, h, 2) vectors, squared and summed over x and y.
+    from vision.detect import POT_BASE_DIAMETER_MM, POT_HEIGHT_MM, POT_TOP_DIAMETER_MM
+
+    camera = _camera()
+    rng = np.random.default_rng(16)
+    points_mm = rng.uniform(-60.0, 60.0, (40, 36, 2))
+    plane_z_mm = rng.choice([0.85, 2.55, -1.65], 40)
+    cam = camera.position_mm
+    heights = np.linspace(0.0, POT_HEIGHT_MM, 9)
+    radius = (
+        POT_BASE_DIAMETER_MM / 2
+        + (POT_TOP_DIAMETER_MM - POT_BASE_DIAMETER_MM) / 2 * heights / POT_HEIGHT_MM
+        + 1.5
+    )
+    scale = (cam[2] - heights[None, :]) / (cam[2] - plane_z_mm[:, None])
+    at_height = cam[:2] + (points_mm - cam[:2])[:, :, None, :] * scale[:, None, :, None]
+    want = ((at_height**2).sum(axis=3) <= radius**2).any(axis=2)
+    assert 0 < want.mean() < 1
+    np.testing.assert_array_equal(_behind_pot(camera, points_mm, plane_z_mm), want)
