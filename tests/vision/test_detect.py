@@ -17,7 +17,16 @@ import numpy as np
 import pytest
 
 from calibration.camera import CameraModel
-from rules.board import MAT_LENGTH_MM, MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
+from rules.board import (
+    MAT_LENGTH_MM,
+    MAT_WIDTH_MM,
+    POT_BASE_DIAMETER_MM,
+    POT_HEIGHT_MM,
+    POT_TOP_DIAMETER_MM,
+    Colour,
+    WinkSize,
+    WinkStatus,
+)
 from vision.colour import ColourReference, classify_hue_index, opponent
 from vision.detect import (
     _DEGREES_F32,
@@ -1497,8 +1506,6 @@ def test_length_xy_matches_numpy_norm_over_the_last_axis(shape) -> None:
 def test_behind_pot_matches_the_rays_tested_as_plan_vectors() -> None:
     # The known answer, as first written: each ray's plan position at nine
     # heights as (n, r, h, 2) vectors, squared and summed over x and y.
-    from vision.detect import POT_BASE_DIAMETER_MM, POT_HEIGHT_MM, POT_TOP_DIAMETER_MM
-
     camera = _camera()
     rng = np.random.default_rng(16)
     points_mm = rng.uniform(-60.0, 60.0, (40, 36, 2))
