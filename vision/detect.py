@@ -675,7 +675,9 @@ def _find_seeds(
     for k, side in enumerate((True, False)):
         if noise is None:
             sample = sub_rel[constants.sub_mat if side else constants.sub_table]
-            level = float(np.median(sample)) if len(sample) else 0.0
+            # np.median without its wrapper and its search for NaNs (the
+            # contrast of bytes over a positive brightness has none).
+            level = float(column_medians(sample[:, None])[0]) if len(sample) else 0.0
         else:
             level = noise[k]
         bars.append(max(CANDIDATE_MEAN_CONTRAST, 5.0 * level))

@@ -170,3 +170,13 @@ def test_column_medians_match_numpy_median_to_the_bit(shape) -> None:
     values = rng.normal(50.0, 30.0, shape)
     values[: shape[0] // 3] = np.round(values[: shape[0] // 3])  # ties, as 8-bit Lab has
     np.testing.assert_array_equal(column_medians(values), np.median(values, axis=0))
+
+
+@pytest.mark.parametrize("count", [30_000, 30_001])  # even and odd, as the view's noise samples
+def test_column_median_of_one_float32_column_matches_numpy_median_of_the_values(count) -> None:
+    # The seed search's felt noise: the median of the coarse view's float32
+    # contrast every fourth pixel, many of them equal (a flat felt).
+    rng = np.random.default_rng(17)
+    values = (np.round(rng.random(count) * 40.0) / 97.0).astype(np.float32)
+    assert column_medians(values[:, None])[0] == np.median(values)
+    assert column_medians(values[:, None]).dtype == np.median(values).dtype
