@@ -12,6 +12,7 @@ import numpy.typing as npt
 from calibration.baseline_search import find_mat_quads_from_baselines
 from calibration.camera import CameraModel
 from calibration.colour import CLOCKWISE, read_corner_colours
+from calibration.edges import ridge_points
 from calibration.fit import (
     MAT_CORNERS_MM,
     TooFewPointsError,
@@ -27,9 +28,11 @@ from calibration.mat import (
 )
 from calibration.pipeline import (
     PipelineResult,
+    baseline_curve,
     edge_colour_steps,
     fit_from_outline,
     image_lab_float,
+    profile_half_width_px,
 )
 from calibration.pot import find_pot_rim
 from calibration.result import (
@@ -91,6 +94,19 @@ MIN_EDGE_FRACTION_MANUAL = 0.1
 #: the camera is wrong: in right fits of 38 development images the largest was
 #: 0.21 mm; cameras fitted to outlines that were not the mat's missed by 0.6-2.3.
 MAX_BASELINE_RMS_MM = 0.5
+#: A baseline shown along this share of its length shows the mat's paint ...
+PLAIN_BASELINE_FRACTION = 0.6
+#: ... and one shown along less than this share, wholly in the picture and seen
+#: at most ABSENT_BASELINE_COARSER times as coarsely (mm a pixel), is not where
+#: the camera puts it. Both looked for with thin lines on slopes of light too
+#: (``ridge_points(on_slopes=True)``). With the true cameras of 180 shared and
+#: generated photos (overhead, oblique, beige on wood, 720p) that never
+#: happens (at 0.9 and the plain test alone, it did on oblique 702: a baseline
+#: a pixel wide near the mat's edge). A hand-given outline that runs on to a
+#: board's end fits the baselines at the mat's far end (shown along 60-67 % at
+#: 4.5 mm a pixel) and puts the near ones on felt (0 %, 4.8 mm a pixel).
+ABSENT_BASELINE_FRACTION = 0.15
+ABSENT_BASELINE_COARSER = 1.3
 
 
 @dataclass(frozen=True, eq=False)
@@ -254,6 +270,8 @@ def _fit(
     disagreement = _evidence_disagrees(result, manual=manual, rough=rough)
     if disagreement is None:
         disagreement = _edges_show_no_step(image_lab, result.fit.camera, manual=manual)
+    if disagreement is None and manual:
+        disagreement = _baseline_absent(image_lab, result.fit.camera)
     if disagreement is None and rough and not manual:
         disagreement = _pot_not_at_centre(image_lab, result.fit.camera)
     if disagreement is not None:
@@ -358,6 +376,52 @@ def _evidence_disagrees(
             f"{MAX_BASELINE_RMS_MM} mm in a right fit): the outline is probably not the "
             f"mat's own; {advice}",
         )
+    return None
+
+
+def _baseline_absent(
+    image_lab: npt.NDArray[np.float32], camera: CameraModel
+) -> CalibrationFailure | None:
+    """A failure when ``camera`` puts a baseline in plain view where none shows, else None.
+
+    Only when another baseline shows plainly (:data:`PLAIN_BASELINE_FRACTION`)
+    and the missing one is wholly in the picture and seen nearly as finely
+    (:data:`ABSENT_BASELINE_COARSER`): corners given by hand that take in a
+    strip of board beside the mat give a camera right at the mat's far end,
+    whose baselines it fits, and wrong at the near end, where it puts baselines
+    (rule 2.3.1) on felt that shows none.
+    """
+    w_px, h_px = camera.image_size_wh
+    half_width_px = profile_half_width_px(camera)
+    seen = []
+    for corner in MAT_CORNERS_MM:
+        curve = baseline_curve(camera, corner)
+        _, found, _ = ridge_points(image_lab, curve, half_width_px, on_slopes=True)
+        in_view = bool(
+            np.all((curve.image_xy_px >= 0) & (curve.image_xy_px <= [w_px - 1, h_px - 1]))
+        )
+        on_long, on_short, _ = baseline_segment_mm(corner)
+        mm_per_px = camera.mm_per_px_at([*(on_long + on_short) / 2, 0.0])
+        seen.append((corner, float(found.mean()) if len(found) else 0.0, in_view, mm_per_px))
+    plain = [s for s in seen if s[1] >= PLAIN_BASELINE_FRACTION]
+    if not plain:
+        return None
+    finest = min(plain, key=lambda s: s[3])
+    for corner, fraction, in_view, mm_per_px in seen:
+        if (
+            in_view
+            and fraction < ABSENT_BASELINE_FRACTION
+            and mm_per_px <= ABSENT_BASELINE_COARSER * finest[3]
+        ):
+            return CalibrationFailure(
+                FailureReason.EVIDENCE_DISAGREES,
+                "calibration refused: the camera fitted to the given corners puts the "
+                f"baseline of the corner ({corner[0]:+.0f}, {corner[1]:+.0f}) mm where the "
+                f"photo shows no line (along {fraction:.0%} of it), though the one of the "
+                f"corner ({finest[0][0]:+.0f}, {finest[0][1]:+.0f}) mm shows plainly: the "
+                "corners are probably not the mat's own (a board's or paper's edge); check "
+                "that the corners are the mat's own, in pixels of this image",
+            )
     return None
 
 

@@ -24,6 +24,10 @@ FloatArray = npt.NDArray[np.float64]
 STEP_PX = 0.5
 #: Offsets along the curve averaged into one profile, px.
 ALONG_PX = (-8.0, -6.0, -4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0)
+#: With ``on_slopes``, a thin line's height is also measured over the mean of
+#: its profile this far either side, px: a slope of light across the profile
+#: (the mat's edge near a baseline's end, a shadow) does not change that.
+RIDGE_SIDE_PX = 2.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,6 +112,12 @@ def profiles(
     return offsets, values
 
 
+def _mad_sigma(values: FloatArray) -> FloatArray:
+    """Robust spread of each row of ``values`` (N, M): 1.4826 times its MAD, shape (N,)."""
+    centred = values - np.median(values, axis=1, keepdims=True)
+    return np.asarray(1.4826 * np.median(np.abs(centred), axis=1), np.float64)
+
+
 def _parabolic_peak(values: FloatArray, idx: npt.NDArray[np.int_]) -> FloatArray:
     """Sub-sample position of the maxima at ``idx`` in each row of ``values``."""
     rows = np.arange(len(values))
@@ -158,7 +168,7 @@ def step_points(
     pos = _parabolic_peak(grad, idx)
     offset_px = np.interp(pos, np.arange(len(offsets)), offsets)
     peak = grad[np.arange(len(grad)), idx] / STEP_PX
-    noise = 1.4826 * np.median(np.abs(grad - np.median(grad, axis=1, keepdims=True)), axis=1)
+    noise = _mad_sigma(grad)
     found = valid & (peak * STEP_PX > 4 * noise) & (peak * 2 > min_contrast)
     found &= (idx > 1) & (idx < len(offsets) - 2)
     xy = curve.image_xy_px + offset_px[:, None] * curve.normal_xy
@@ -171,8 +181,16 @@ def ridge_points(
     half_width_px: float,
     *,
     min_contrast: float = 4.0,
+    on_slopes: bool = False,
 ) -> tuple[FloatArray, npt.NDArray[np.bool_], float]:
     """Where a thin line crosses each profile, dark or light.
+
+    The line must stand out of the whole profile. With ``on_slopes``, also
+    found where it stands only out of the profile :data:`RIDGE_SIDE_PX` either
+    side: a line about a pixel wide on a slope of light, whose spread hides it
+    from the first test. (Only to tell whether a line is there at all: the
+    camera fits keep to the first test, whose choices their checks were
+    measured on.)
 
     Returns
     -------
@@ -195,13 +213,23 @@ def ridge_points(
     # One sign along the whole baseline: decide it from all profiles together.
     sign = 1.0 if np.median(dev[valid].max(axis=1)) > np.median(-dev[valid].min(axis=1)) else -1.0
     signed = sign * dev
+    rows = np.arange(len(signed))
     idx = np.argmax(signed, axis=1)
     pos = _parabolic_peak(signed, idx)
-    offset_px = np.interp(pos, np.arange(len(offsets)), offsets)
-    peak = signed[np.arange(len(signed)), idx]
-    noise = 1.4826 * np.median(np.abs(signed - np.median(signed, axis=1, keepdims=True)), axis=1)
-    found = valid & (peak > np.maximum(min_contrast, 4 * noise))
+    peak = signed[rows, idx]
+    found = valid & (peak > np.maximum(min_contrast, 4 * _mad_sigma(signed)))
     found &= (idx > 1) & (idx < len(offsets) - 2)
+    if on_slopes:
+        side = int(round(RIDGE_SIDE_PX / STEP_PX))
+        over = signed[:, side:-side] - 0.5 * (signed[:, : -2 * side] + signed[:, 2 * side :])
+        idx_over = np.argmax(over, axis=1)
+        thin = (
+            valid & ~found & (over[rows, idx_over] > np.maximum(min_contrast, 4 * _mad_sigma(over)))
+        )
+        pos = np.where(thin, _parabolic_peak(over, idx_over) + side, pos)
+        peak = np.where(thin, over[rows, idx_over], peak)
+        found |= thin
+    offset_px = np.interp(pos, np.arange(len(offsets)), offsets)
     xy = curve.image_xy_px + offset_px[:, None] * curve.normal_xy
     contrast = float(sign * np.median(peak[found])) if np.any(found) else 0.0
     return np.asarray(xy, np.float64), found, contrast

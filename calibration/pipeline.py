@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from calibration.camera import CameraModel
-from calibration.edges import ridge_points, sample_curve, step_points
+from calibration.edges import CurveSamples, ridge_points, sample_curve, step_points
 from calibration.fit import (
     MAT_CORNERS_MM,
     CameraFit,
@@ -145,6 +145,17 @@ def _edge_observations(
     return obs, len(obs) / max(1, total)
 
 
+def baseline_curve(camera: CameraModel, corner_mm: FloatArray) -> CurveSamples:
+    """Where ``camera`` puts the baseline of the corner ``corner_mm``: its samples and normals."""
+    on_long, on_short, _ = baseline_segment_mm(corner_mm)
+    return sample_curve(camera, on_long, on_short, np.zeros(2), spacing_px=4.0, trim=0.08)
+
+
+def profile_half_width_px(camera: CameraModel) -> float:
+    """Half the length of the profiles cut across the mat's lines at first, px."""
+    return max(8.0, max(camera.image_size_wh) / 150)
+
+
 def _baseline_observations(
     image_lab: npt.NDArray[np.float32], camera: CameraModel, half_width_px: float
 ) -> tuple[Observations, list[tuple[FloatArray, float, float, FloatArray, int]]]:
@@ -153,7 +164,7 @@ def _baseline_observations(
     start = 0
     for corner in MAT_CORNERS_MM:
         on_long, on_short, line = baseline_segment_mm(corner)
-        curve = sample_curve(camera, on_long, on_short, np.zeros(2), spacing_px=4.0, trim=0.08)
+        curve = baseline_curve(camera, corner)
         xy, found, contrast = ridge_points(image_lab, curve, half_width_px)
         frac = float(found.mean()) if len(found) else 0.0
         ends_px = camera.mat_to_image(np.array([on_long, on_short]))
@@ -193,7 +204,7 @@ def _quick_fit(
     be off by a few times more than usual: the edges are first looked for
     across profiles that much wider, and fitted once before the usual width.
     """
-    wide = max(8.0, max(camera.image_size_wh) / 150)
+    wide = profile_half_width_px(camera)
     if rough and wide_first:
         obs, _ = _edge_observations(image_lab, camera, ROUGH_WIDTH_FACTOR * wide)
         if len(obs) > 300:
@@ -231,7 +242,7 @@ def _refine(
     fit_distortion: bool,
 ) -> PipelineResult:
     size = max(fit.camera.image_size_wh)
-    wide = max(8.0, size / 150)
+    wide = profile_half_width_px(fit.camera)
     narrow = max(3.0, size / 500)
     for _ in range(2):
         edges, edge_frac = _edge_observations(image_lab, fit.camera, wide, narrow)

@@ -8,11 +8,16 @@ import numpy as np
 import pytest
 
 from calibration import NoMatFoundError, calibrate
-from calibration.api import MAX_BASELINE_RMS_MM, _corner_move_px, _evidence_disagrees
+from calibration.api import (
+    MAX_BASELINE_RMS_MM,
+    _baseline_absent,
+    _corner_move_px,
+    _evidence_disagrees,
+)
 from calibration.camera import CameraModel
 from calibration.fit import MAT_CORNERS_MM
 from calibration.mat import FailureReason
-from calibration.pipeline import BaselineFit, edge_colour_steps, image_lab_float
+from calibration.pipeline import BaselineFit, edge_colour_steps, fit_from_outline, image_lab_float
 from tests.calibration.synthetic import HALF_LENGTH_MM, look_at_camera, render_mat
 
 SIZE_WH = (800, 450)
@@ -52,6 +57,22 @@ def test_corners_taking_in_a_strip_of_board_are_refused_for_missing_the_baseline
     board_outline[[0, 3], 0] = BOARD_END_X_MM
     with pytest.raises(NoMatFoundError, match="misses a baseline"):
         calibrate(image, corners_image_px=truth.mat_to_image(board_outline))
+
+
+def test_a_camera_putting_baselines_where_the_photo_shows_none_is_refused(mat_on_a_board) -> None:
+    truth, image = mat_on_a_board
+    lab = image_lab_float(image)
+    # The camera the board's outline gives is right at the mat's +x end, whose
+    # baselines it fits; the refusal above rests on one of them missing by
+    # 0.58 mm against a 0.5 mm limit. What shows it wrong for sure: the -x
+    # end's baselines are not where it puts them.
+    board_outline = MAT_CORNERS_MM.copy()
+    board_outline[[0, 3], 0] = BOARD_END_X_MM
+    wrong = fit_from_outline(lab, truth.mat_to_image(board_outline), dist_coeffs=None)
+    failure = _baseline_absent(lab, wrong.fit.camera)
+    assert failure is not None and failure.reason is FailureReason.EVIDENCE_DISAGREES
+    assert "(-914, " in failure.message and "shows no line" in failure.message
+    assert _baseline_absent(lab, truth) is None
 
 
 def test_the_mats_own_corners_on_the_same_board_are_accepted(mat_on_a_board) -> None:
