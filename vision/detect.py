@@ -1776,6 +1776,25 @@ def _unlike_own_colour(
     return kept
 
 
+def _colours_as_found(
+    found: npt.NDArray[np.intp],
+    found_colour: npt.NDArray[np.int64],
+    wink_colour: FloatArray,
+    reference: ColourReference,
+) -> FloatArray:
+    """(k, 3) each colour class's median over the ``found`` winks of it, else its prototype.
+
+    ``found`` indexes ``wink_colour`` (felt-brightness units); ``found_colour``
+    is each found wink's colour class.
+    """
+    own_colour = np.array(reference.prototypes, dtype=np.float64)
+    for c in range(len(own_colour)):
+        of_c = found[found_colour == c]
+        if len(of_c):
+            own_colour[c] = np.median(wink_colour[of_c], axis=0)
+    return own_colour
+
+
 def _blur_of_found(
     new: list[_Seed],
     fits: _Fits,
@@ -1813,13 +1832,9 @@ def _blur_of_found(
     centres_mm = fits.circles.centre_mm[found]
     rims_mm = fits.circles.radius_mm[found]
     found_colour = np.array([seeds[i].colour_index for i in found])
-    # Each colour as this frame shows it (the found winks of that colour),
-    # so that the seed's own line is measured as the other wink's is.
-    own_colour = np.array(reference.prototypes, dtype=np.float64)
-    for c in range(len(own_colour)):
-        of_c = found[found_colour == c]
-        if len(of_c):
-            own_colour[c] = np.median(wink_colour[of_c], axis=0)
+    # Each colour as this frame shows it, so that the seed's own line is
+    # measured as the other wink's is.
+    own_colour = _colours_as_found(found, found_colour, wink_colour, reference)
     # Every new seed against every found wink at once (the same arithmetic
     # per pair as one seed at a time); only seeds near one are looked into.
     new_xy = np.array([seed.mat_xy_mm for seed in new])

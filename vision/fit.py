@@ -244,13 +244,18 @@ def fit_circles(
     rows = np.empty((9, n, k))
     weighted_xy = rows[:2]
     summed = rows if not fixed else rows[3:8]
-    for _ in range(iterations):
+
+    def _radial_residual(centre_xy: FloatArray, radius: FloatArray) -> None:
+        """Into the buffers: each point's offset from its circle's centre, distance and residual."""
         np.subtract(pts_xy, centre_xy[:, :, None], out=off_xy)
         np.multiply(off_xy, off_xy, out=square_xy)
         np.add(square_xy[0], square_xy[1], out=dist)
         np.sqrt(dist, out=dist)
         np.maximum(dist, 1e-9, out=dist)
         np.subtract(dist, radius[:, None], out=resid)
+
+    for _ in range(iterations):
+        _radial_residual(centre_xy, radius)
         # taper = max(1 - (resid / cutoff)^2, 0); weight = prior * taper^2
         np.divide(resid, cutoff, out=taper)
         np.square(taper, out=taper)
@@ -279,12 +284,7 @@ def fit_circles(
         # The last iteration's weights outlive the buffer's reuse below.
         weight = weight.copy()
     centre = np.ascontiguousarray(centre_xy.T)
-    np.subtract(pts_xy, centre_xy[:, :, None], out=off_xy)
-    np.multiply(off_xy, off_xy, out=square_xy)
-    np.add(square_xy[0], square_xy[1], out=dist)
-    np.sqrt(dist, out=dist)
-    np.maximum(dist, 1e-9, out=dist)
-    np.subtract(dist, radius[:, None], out=resid)
+    _radial_residual(centre_xy, radius)
     inliers = (np.abs(resid) < cutoff * 0.6) & (prior > 0)
     n_in = inliers.sum(1)
     # Rows summed: w_in ux ux, w_in ux uy, w_in uy uy, w_in resid^2, w_in.

@@ -37,6 +37,7 @@ from vision.detect import (
     _assemble,
     _behind_pot,
     _blur_of_found,
+    _colours_as_found,
     _crescent_seeds,
     _distance_peaks,
     _distance_transform,
@@ -1433,11 +1434,7 @@ def _blur_one_seed_at_a_time(new, fits, seeds, wink_colour, view_bgr, reference)
     """_blur_of_found as first written, one seed near a found wink at a time."""
     found = np.flatnonzero(fits.ok)
     found_colour = np.array([seeds[i].colour_index for i in found])
-    own_colour = np.array(reference.prototypes, dtype=np.float64)
-    for c in range(len(own_colour)):
-        of_c = found[found_colour == c]
-        if len(of_c):
-            own_colour[c] = np.median(wink_colour[of_c], axis=0)
+    own_colour = _colours_as_found(found, found_colour, wink_colour, reference)
     apart = fits.circles.centre_mm[found][None] - np.array([s.mat_xy_mm for s in new])[:, None]
     gap_mm = np.hypot(apart[..., 0], apart[..., 1]) - fits.circles.radius_mm[found]
     new_colour = np.array([s.colour_index for s in new])
