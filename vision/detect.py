@@ -2294,7 +2294,13 @@ def _fit_rims(
     by_score = 1.0 - np.minimum(score_small, score_large) / np.maximum(
         np.maximum(score_small, score_large), 1e-9
     )
-    size_conf = np.where(free_good, np.clip(np.abs(free.radius_mm - mid_r) / 1.5, 0, 1), by_score)
+    # Chosen between two fixed-radius fits of part of a rim, a size is only
+    # as sure as how much of the rim was seen: a small circle can follow a
+    # large wink's visible arc where the rest is hidden.
+    arc_seen = np.where(choose_large, large.arc_fraction, small.arc_fraction)
+    size_conf = np.where(
+        free_good, np.clip(np.abs(free.radius_mm - mid_r) / 1.5, 0, 1), by_score * arc_seen
+    )
     true_radius = free.radius_mm - radius_bias_mm
     wrong_size = free_good & (
         (true_radius > MAX_WINK_RADIUS_MM) | (true_radius < MIN_WINK_RADIUS_MM)

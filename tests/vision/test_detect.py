@@ -698,6 +698,40 @@ def test_wink_whose_colour_runs_on_into_a_same_colour_neighbour_is_kept() -> Non
     np.testing.assert_allclose(fits.circles.centre_mm[0], centre_mm, atol=0.3)
 
 
+def test_size_read_from_part_of_a_rim_is_no_surer_than_the_part_seen() -> None:
+    # A large wink whose rim shows against the felt along 150 degrees; on
+    # the other rays the crossing leads into a wink of another colour lying
+    # over it, 5 mm out (the occluder's outline). Its size is chosen between
+    # two fixed-radius fits of that arc, not read from a clear rim: the
+    # board's six-per-colour relabelling must find it less sure than a wink
+    # seen whole.
+    angles = np.linspace(0.0, 2 * np.pi, 36, endpoint=False)
+    on_rim = np.abs(angles - np.pi) < np.radians(75)
+    reach_mm = np.where(on_rim, 11.0, 5.0)
+    centre_mm = np.array([300.0, 100.0])
+    unit = np.column_stack([np.cos(angles), np.sin(angles)])
+    hidden = ~on_rim
+    rims = _Rims(
+        points_mm=(centre_mm + unit * reach_mm[:, None])[None],
+        weight=np.where(hidden, 0.3, 1.0)[None],
+        foreign=hidden[None],
+        foreign_colour=np.where(hidden, 3, -1).astype(np.int8)[None],
+        covered=np.zeros((1, 36), dtype=bool),
+        runs_out=np.zeros(1),
+        run_axis=np.array([[1.0, 0.0]]),
+        wink_colour=np.array([[0.2, 0.2, 0.9]]),
+        own_fraction=np.ones(1),
+        felt_fraction=np.zeros(1),
+        pot_hidden=np.zeros((1, 36), dtype=bool),
+    )
+    seeds = centre_mm[None]
+    fits = _fit_rims(rims, seeds, _free_fits(rims, seeds), np.zeros(1))
+    assert fits.ok[0]
+    assert fits.large[0]
+    assert fits.circles.arc_fraction[0] < 0.6
+    assert 0.0 < fits.size_confidence[0] <= fits.circles.arc_fraction[0]
+
+
 def _camera_at(position_mm: tuple[float, float, float]) -> CameraModel:
     """A camera at ``position_mm`` looking at the mat's centre (image y towards -z)."""
     centre = np.asarray(position_mm, dtype=float)
