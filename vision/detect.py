@@ -197,6 +197,10 @@ _N_RAYS = 36
 _RAY_START_MM = 1.0
 _RAY_STOP_MM = 14.0
 _RAY_STEP_MM = 0.33
+#: Weight of a rim crossing that leads into another wink (whose outline it
+#: may be), and of one into neither felt nor a wink; a clean one weighs 1.
+_FOREIGN_WEIGHT = 0.35
+_UNCLEAN_WEIGHT = 0.6
 
 
 # --------------------------------------------------------------------------
@@ -1452,7 +1456,11 @@ def _sample_rims(
             (off_line >= CRESCENT_NEAR_OTHER[0]) & (off_line >= CRESCENT_NEAR_OTHER[1] * on_other)
         )
         foreign_colour[seed_at, ray_at] = np.where(unlike, into, -1)
-    weight = np.where(has, np.where(clean & ~pot_hidden, 1.0, np.where(foreign, 0.35, 0.6)), 0.0)
+    weight = np.where(
+        has,
+        np.where(clean & ~pot_hidden, 1.0, np.where(foreign, _FOREIGN_WEIGHT, _UNCLEAN_WEIGHT)),
+        0.0,
+    )
     # The share of this wink's middle in its own colour and in felt, of
     # what the pot leaves in view.
     core_all = radii < _SMALL_R - 1.5
@@ -2595,6 +2603,17 @@ def detect_winks(
     rims = _sample_rims(
         image_bgr, camera, centres, colour_index, felt_bgr, plane_z, reference, outside[keep]
     )
+    found = np.flatnonzero(fits.ok)
+    rims = _into_found_winks(
+        rims,
+        centres,
+        colour_index,
+        keep,
+        fits.circles.centre_mm[found],
+        fits.circles.radius_mm[found],
+        np.array([seeds[i].colour_index for i in found], dtype=np.int64),
+        found,
+    )
     free = _free_fits(rims, centres)
     seed_fits, fits = fits, _fit_rims(rims, centres, free, bias[colour_index])
     # The rays from the fitted centre may lose a wink the seed's rays found:
@@ -2643,6 +2662,68 @@ def detect_winks(
     return _assemble(
         fits, rims, colour_index, plane_z, camera, bias[colour_index], colour_stats, reference
     )
+
+
+def _into_found_winks(
+    rims: _Rims,
+    centres_mm: FloatArray,
+    colour_index: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.intp],
+    found_centre_mm: FloatArray,
+    found_radius_mm: FloatArray,
+    found_colour: npt.NDArray[np.int64],
+    found_rows: npt.NDArray[np.intp],
+) -> _Rims:
+    """``rims`` with crossings into a found wink of another colour counted as foreign.
+
+    A wink's colour is named only where it is vivid: a dim or greyish wink
+    lying on another (a blue gone grey under warm light) is not named, so
+    the crossing into it looked like a ragged rim against the felt, and a
+    free fit followed the upper wink's outline. Where the first pass found
+    a wink of another colour there, the crossing leads into it.
+
+    Parameters
+    ----------
+    rims : _Rims
+        ``n`` winks' rim crossings.
+    centres_mm : (n, 2) ndarray
+        Where their rays start, mat mm.
+    colour_index : (n,) ndarray of int
+    rows : (n,) ndarray of int
+        Each wink's row among the first pass's fits (itself is not another wink).
+    found_centre_mm, found_radius_mm : (m, 2), (m,) ndarray
+        The first pass's winks, mat mm.
+    found_colour, found_rows : (m,) ndarray of int
+        Their colour indices and their rows among the first pass's fits.
+    """
+    if len(found_rows) == 0:
+        return rims
+    # Even a crossing that looked clean: on grainy felt a dim wink's
+    # contrast need not stand out from the felt's texture.
+    unnamed = (rims.weight > 0) & ~rims.foreign & ~rims.pot_hidden
+    if not unnamed.any():
+        return rims
+    out = rims.points_mm - centres_mm[:, None, :]
+    unit = out / np.maximum(_length_xy(out), 1e-9)[..., None]
+    beyond = rims.points_mm + INTO_FOUND_MM * unit  # (n, r, 2)
+    gap = (
+        _length_xy(beyond[:, :, None, :] - found_centre_mm[None, None])
+        - found_radius_mm[None, None]
+    )  # (n, r, m)
+    other = (found_colour[None, :] != colour_index[:, None]) & (
+        found_rows[None, :] != rows[:, None]
+    )  # (n, m)
+    into = unnamed & ((gap < 0.0) & other[:, None, :]).any(axis=2)
+    if not into.any():
+        return rims
+    return dataclasses.replace(
+        rims, foreign=rims.foreign | into, weight=np.where(into, _FOREIGN_WEIGHT, rims.weight)
+    )
+
+
+#: A crossing leads into a found wink when the point this far past it lies
+#: inside that wink's circle, mm.
+INTO_FOUND_MM = 1.5
 
 
 #: A seed in wink colour the first fits leave unexplained must be as strong

@@ -45,6 +45,7 @@ from vision.detect import (
     _Fits,
     _free_fits,
     _hue_classes,
+    _into_found_winks,
     _length_xy,
     _mean,
     _off_line,
@@ -730,6 +731,58 @@ def test_size_read_from_part_of_a_rim_is_no_surer_than_the_part_seen() -> None:
     assert fits.large[0]
     assert fits.circles.arc_fraction[0] < 0.6
     assert 0.0 < fits.size_confidence[0] <= fits.circles.arc_fraction[0]
+
+
+@pytest.mark.parametrize(
+    ("neighbour_colour", "neighbour_row", "into"),
+    [
+        # a blue the first pass found where the red's rays end: foreign
+        (3, 1, True),
+        # a red there: the same colour, whose rim is this one's to judge
+        (2, 1, False),
+        # the red's own first fit: not another wink
+        (3, 0, False),
+    ],
+)
+def test_crossing_into_a_found_wink_of_another_colour_is_foreign(
+    neighbour_colour: int, neighbour_row: int, into: bool
+) -> None:
+    # A red wink at the origin; its rays to the right (within 40 degrees)
+    # end on the outline of a dim wink of radius 8 mm centred 12 mm away,
+    # whose colour was too faint to name there (the crossings looked
+    # clean). Elsewhere the rim is its own, 8 mm out, against the felt.
+    angles = np.linspace(0.0, 2 * np.pi, 36, endpoint=False)
+    cos = np.cos(angles)
+    right = cos > 0.7
+    on_neighbour_mm = 12.0 * cos - np.sqrt(np.maximum(144.0 * cos**2 - 80.0, 0.0))
+    reach_mm = np.where(right, on_neighbour_mm, 8.0)
+    unit = np.column_stack([cos, np.sin(angles)])
+    none = np.zeros((1, 36), dtype=bool)
+    rims = _Rims(
+        points_mm=(unit * reach_mm[:, None])[None],
+        weight=np.ones((1, 36)),
+        foreign=none,
+        foreign_colour=np.full((1, 36), -1, dtype=np.int8),
+        covered=none,
+        runs_out=np.zeros(1),
+        run_axis=np.array([[1.0, 0.0]]),
+        wink_colour=np.array([[0.2, 0.2, 0.9]]),
+        own_fraction=np.ones(1),
+        felt_fraction=np.zeros(1),
+        pot_hidden=none,
+    )
+    out = _into_found_winks(
+        rims,
+        np.zeros((1, 2)),
+        np.array([2]),
+        np.array([0]),
+        found_centre_mm=np.array([[12.0, 0.0]]),
+        found_radius_mm=np.array([8.0]),
+        found_colour=np.array([neighbour_colour]),
+        found_rows=np.array([neighbour_row]),
+    )
+    assert out.foreign[0].tolist() == (right & into).tolist()
+    np.testing.assert_array_equal(out.weight[0], np.where(right & into, 0.35, 1.0))
 
 
 def _camera_at(position_mm: tuple[float, float, float]) -> CameraModel:
