@@ -2710,8 +2710,15 @@ def _into_found_winks(
         _length_xy(beyond[:, :, None, :] - found_centre_mm[None, None])
         - found_radius_mm[None, None]
     )  # (n, r, m)
-    other = (found_colour[None, :] != colour_index[:, None]) & (
-        found_rows[None, :] != rows[:, None]
+    # Not itself, nor itself seeded as another colour too (as _assemble
+    # judges one wink seen twice).
+    apart = _length_xy(centres_mm[:, None, :] - found_centre_mm[None]) >= (
+        SAME_WINK_OTHER_COLOUR * found_radius_mm[None, :]
+    )
+    other = (
+        (found_colour[None, :] != colour_index[:, None])
+        & (found_rows[None, :] != rows[:, None])
+        & apart
     )  # (n, m)
     into = unnamed & ((gap < 0.0) & other[:, None, :]).any(axis=2)
     if not into.any():

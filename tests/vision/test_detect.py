@@ -734,18 +734,24 @@ def test_size_read_from_part_of_a_rim_is_no_surer_than_the_part_seen() -> None:
 
 
 @pytest.mark.parametrize(
-    ("neighbour_colour", "neighbour_row", "into"),
+    ("neighbour_x_mm", "neighbour_r_mm", "neighbour_colour", "neighbour_row", "into"),
     [
         # a blue the first pass found where the red's rays end: foreign
-        (3, 1, True),
+        (12.0, 8.0, 3, 1, True),
         # a red there: the same colour, whose rim is this one's to judge
-        (2, 1, False),
+        (12.0, 8.0, 2, 1, False),
         # the red's own first fit: not another wink
-        (3, 0, False),
+        (12.0, 8.0, 3, 0, False),
+        # the red seeded as blue too, fitted large 1 mm off: the same wink
+        (1.0, 11.0, 3, 1, False),
     ],
 )
 def test_crossing_into_a_found_wink_of_another_colour_is_foreign(
-    neighbour_colour: int, neighbour_row: int, into: bool
+    neighbour_x_mm: float,
+    neighbour_r_mm: float,
+    neighbour_colour: int,
+    neighbour_row: int,
+    into: bool,
 ) -> None:
     # A red wink at the origin; its rays to the right (within 40 degrees)
     # end on the outline of a dim wink of radius 8 mm centred 12 mm away,
@@ -776,8 +782,8 @@ def test_crossing_into_a_found_wink_of_another_colour_is_foreign(
         np.zeros((1, 2)),
         np.array([2]),
         np.array([0]),
-        found_centre_mm=np.array([[12.0, 0.0]]),
-        found_radius_mm=np.array([8.0]),
+        found_centre_mm=np.array([[neighbour_x_mm, 0.0]]),
+        found_radius_mm=np.array([neighbour_r_mm]),
         found_colour=np.array([neighbour_colour]),
         found_rows=np.array([neighbour_row]),
     )
