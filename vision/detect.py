@@ -2677,7 +2677,7 @@ def _into_found_winks(
     """``rims`` with crossings into a found wink of another colour counted as foreign.
 
     A wink's colour is named only where it is vivid: a dim or greyish wink
-    lying on another (a blue gone grey under warm light) is not named, so
+    lying by another (a pale blue gone nearly grey) is not named, so
     the crossing into it looked like a ragged rim against the felt, and a
     free fit followed the upper wink's outline. Where the first pass found
     a wink of another colour there, the crossing leads into it.
