@@ -390,6 +390,36 @@ def stands_in_pot_foot(
     return np.asarray(distance < POT_BASE_DIAMETER_MM / 2, dtype=bool)
 
 
+def beside_pot_foot(
+    mat_xy_mm: npt.ArrayLike, pot_centre_mm: Sequence[float] = (0.0, 0.0)
+) -> npt.NDArray[np.bool_]:
+    """Whether each plan centre lies off the pot's foot but nearer than any wink beside it can.
+
+    Rule 2.4: the pot's base is 38 mm across. A wink lying on the mat beside
+    the pot keeps its centre at least its own radius outside the base, and
+    one leaning on the pot's wall at most :data:`POT_BASE_CLEARANCE_MM`
+    less (as :func:`pot_reading` allows). The smaller radius (8 mm) is
+    taken, since a detection's size may be misread: no wink on the mat has
+    its centre within 24 mm of the pot's axis. Unlike a centre on the foot
+    (:func:`stands_in_pot_foot`), one here can still be a wink behind the
+    pot fitted from the sliver in view, its centre pulled in.
+
+    Parameters
+    ----------
+    mat_xy_mm : (N, 2) array_like
+        Plan centres, taken as lying on the mat.
+    pot_centre_mm : (2,) array_like
+
+    Returns
+    -------
+    (N,) bool ndarray
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
+    distance = np.hypot(*(pts - np.asarray(pot_centre_mm, dtype=float)).T)
+    reach = POT_BASE_DIAMETER_MM / 2 + WinkSize.SMALL.diameter_mm / 2 - POT_BASE_CLEARANCE_MM
+    return np.asarray((distance >= POT_BASE_DIAMETER_MM / 2) & (distance < reach), dtype=bool)
+
+
 def lies_in_pot(
     camera: CameraModel,
     image_xy_px: npt.ArrayLike,

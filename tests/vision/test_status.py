@@ -18,6 +18,7 @@ from vision.status import (
     CLOCKWISE_CORNERS_MM,
     DEFAULT_CORNERS_MM,
     PEEK_RING_MM,
+    beside_pot_foot,
     beyond_baseline_mm,
     beyond_mat_edge_mm,
     colour_beside_winks_mm2,
@@ -391,7 +392,9 @@ def test_winks_at_the_pots_rim_or_guessed_from_a_sliver_behind_it_are_flagged() 
     camera = overhead_camera(tilt_deg=12.0)
     winks = [
         SceneWink(Colour.RED, WinkSize.SMALL, 0.0, -23.0, 39.0),
-        SceneWink(Colour.BLUE, WinkSize.LARGE, 0.0, 23.0, 1.5),
+        # Seen through the opening, 25 mm from the axis: off the foot by a
+        # lean's reach, so a wink behind the pot fitted from the part in view.
+        SceneWink(Colour.BLUE, WinkSize.LARGE, 0.0, 25.0, 1.5),
     ]
     board = analyze_frame(
         render(camera, []), camera, detections=detections_for(camera, winks)
@@ -443,21 +446,47 @@ def test_a_centre_inside_the_pots_foot_is_where_no_wink_can_lie(
     assert stands_in_pot_foot([moved], (40.0, -15.0)).tolist() == [expected]
 
 
-def test_a_wink_like_outline_on_the_pots_side_is_not_counted() -> None:
+@pytest.mark.parametrize(
+    ("mat_xy_mm", "expected"),
+    [
+        ((0.0, 10.0), False),  # on the foot itself: stands_in_pot_foot's case
+        ((16.0, -16.0), True),  # 22.6 mm out: 4.4 mm nearer than a small wink touching
+        ((23.5, 0.0), True),  # 3.5 mm nearer: more than a lean on the wall allows
+        ((0.0, 24.5), False),  # 2.5 mm nearer: a small wink leaning on the wall
+        ((-25.0, 4.0), False),  # 25.3 mm out, likewise
+    ],
+)
+def test_a_centre_just_beside_the_pots_foot_is_nearer_than_a_wink_can_lie(
+    mat_xy_mm: tuple[float, float], expected: bool
+) -> None:
+    assert beside_pot_foot([mat_xy_mm]).tolist() == [expected]
+    moved = (mat_xy_mm[0] + 40.0, mat_xy_mm[1] - 15.0)
+    assert beside_pot_foot([moved], (40.0, -15.0)).tolist() == [expected]
+
+
+@pytest.mark.parametrize(
+    "phantom_y_mm",
+    [
+        -14.0,  # where the pot stands, on its near side
+        -22.5,  # just off its foot on the near side: a small wink's centre 4.5 mm too near
+    ],
+)
+def test_a_wink_like_outline_on_the_pots_side_is_not_counted(phantom_y_mm: float) -> None:
     # From a tilted camera (on the -y side) the pot's dark wall and the
     # felt's arc round its foot can pass for a wink's rim; the fit lands
-    # where the pot stands (14 mm from its axis, on the near side), which no
-    # wink on the mat can, and its line of sight misses the opening.
+    # where the pot stands, or nearer it than any wink on the mat can lie,
+    # and its line of sight misses the opening.
     camera = overhead_camera(tilt_deg=20.0)
-    phantom = [SceneWink(Colour.GREEN, WinkSize.SMALL, 0.0, -14.0, 1.5)]
-    assert not lies_in_pot(camera, camera.mat_to_image(np.array([[0.0, -14.0, 1.5]])), 8.0)[0]
+    phantom = [SceneWink(Colour.GREEN, WinkSize.SMALL, 0.0, phantom_y_mm, 1.5)]
+    phantom_px = camera.mat_to_image(np.array([[0.0, phantom_y_mm, 1.5]]))
+    assert not lies_in_pot(camera, phantom_px, 8.0)[0]
     real = [SceneWink(Colour.BLUE, WinkSize.SMALL, 0.0, -28.0, 1.5)]  # touching the pot's foot
     analysis = analyze_frame(
         render(camera, real), camera, detections=detections_for(camera, [*phantom, *real])
     )
     seen = [w for w in analysis.board.winks if not w.inferred]
     assert [(w.colour, w.status) for w in seen] == [(Colour.BLUE, WinkStatus.FREE)]
-    assert any("inside the pot's foot" in note for note in analysis.notes)
+    assert any("on or beside the pot's foot" in note for note in analysis.notes)
     # The green wink nobody saw is inferred potted by the rule 2.1.1 count, as usual.
     assert analysis.board.count(Colour.GREEN, WinkStatus.POTTED) == 6
 
