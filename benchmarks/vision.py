@@ -229,6 +229,10 @@ class Tally:
     marginal_flagged: int = 0
     marginal_confident_wrong: int = 0
     marginal_missed: int = 0
+    # Our separation minus the truth's, and our stated sigma, for marginal
+    # pairs whose two winks were both found and called (mm).
+    marginal_sep_err_mm: list[float] = field(default_factory=list)
+    marginal_sep_sigma_mm: list[float] = field(default_factory=list)
     clear_flagged: int = 0
     images: int = 0
     exact_tiddlies: int = 0
@@ -251,8 +255,11 @@ def _gt_separation(scene: Scene, a: str, b: str) -> float:
     return d - wa.diameter_mm / 2 - wb.diameter_mm / 2
 
 
-def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
-    """Compare a board with the ground truth and add to the tally."""
+def score_frame(scene: Scene, board: Board, tally: Tally) -> dict[str, str]:
+    """Compare a board with the ground truth and add to the tally.
+
+    Returns the match, our wink id -> the ground truth's.
+    """
     gt_on = [w for w in scene.winks if w.status is not WinkStatus.POTTED]
     ours_on = [w for w in board.winks if w.status is not WinkStatus.POTTED and w.mat_xy]
     # Visible = inside the frame (a detector cannot see outside it).
@@ -343,6 +350,31 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> None:
     tally.images += 1
     gt_tiddlies = {c: n.tiddlies for c, n in scene.counts.items()}
     tally.exact_tiddlies += board.tiddlies == gt_tiddlies
+    return match
+
+
+def score_separations(
+    scene: Scene, analysis: FrameAnalysis, match: dict[str, str], tally: Tally
+) -> None:
+    """Add the measured separation's error, and its stated sigma, of each marginal pair.
+
+    Only pairs whose two winks were both found and called are scored: how
+    far the plan separation is off the truth's, against the sigma the call
+    states (an honest sigma has |error| / sigma under 2 for about 95 % of pairs).
+    """
+    ids = analysis.assembly.detection_ids
+    for call in analysis.assembly.squops.calls:
+        if min(call.upper, call.lower) < 0:  # a detection the count dropped
+            continue
+        a, b = match.get(ids[call.upper]), match.get(ids[call.lower])
+        if a is None or b is None or a == b:
+            continue
+        if WinkStatus.POTTED in (scene.by_id[a].status, scene.by_id[b].status):
+            continue
+        sep = _gt_separation(scene, a, b)
+        if abs(sep) < CLEAR_MM:
+            tally.marginal_sep_err_mm.append(call.separation_mm - sep)
+            tally.marginal_sep_sigma_mm.append(call.sigma_mm)
 
 
 def camera_is_half_turned(scene: Scene, camera: object) -> bool:
@@ -384,11 +416,25 @@ def score_analysis(scene: Scene, analysis: FrameAnalysis, tally: Tally) -> None:
         tally.orientation_wrong += 1
     else:
         tally.orientation_right += 1
-    score_frame(scene, analysis.board, tally)
+    match = score_frame(scene, analysis.board, tally)
+    score_separations(scene, analysis, match, tally)
 
 
 def _pct(num: float, den: float) -> str:
     return "n/a" if den == 0 else f"{100.0 * num / den:.1f}% ({int(num)}/{int(den)})"
+
+
+def _separation_line(t: Tally) -> str:
+    """The marginal pairs' separation error and how it compares with the stated sigma."""
+    if not t.marginal_sep_err_mm:
+        return "marginal separation  n/a"
+    err = np.asarray(t.marginal_sep_err_mm)
+    ratio = np.abs(err) / np.maximum(np.asarray(t.marginal_sep_sigma_mm), 1e-9)
+    return (
+        f"marginal separation  error mm median {np.median(err):+.2f}, sd {err.std():.2f}; "
+        f"stated sigma median {np.median(t.marginal_sep_sigma_mm):.2f}; |error|/sigma "
+        f"p95 {np.percentile(ratio, 95):.2f} ({len(err)} pairs both found)"
+    )
 
 
 def report(name: str, t: Tally) -> str:
@@ -415,6 +461,7 @@ def report(name: str, t: Tally) -> str:
         f"marginal pairs        {t.marginal}: right {t.marginal_right}, flagged uncertain "
         f"{t.marginal_flagged}, confidently wrong {_pct(t.marginal_confident_wrong, t.marginal)}, "
         f"wrong for a missed wink {t.marginal_missed}",
+        _separation_line(t),
         f"exact tiddlies        {_pct(t.exact_tiddlies, t.images)}",
         f"orientation           known and right {t.orientation_right}, known and WRONG "
         f"{t.orientation_wrong}, unknown {t.orientation_unknown} (of which "

@@ -128,6 +128,22 @@ def test_benchmark_scores_a_turned_frame_only_when_its_orientation_is_unknown(
         assert tally.matched == 0
 
 
+def test_benchmark_measures_marginal_separations_against_the_truth() -> None:
+    from benchmarks.vision import Tally, report, score_analysis
+
+    image, scene = _load("overhead_00103")
+    # Exact centres: what is left is the squop logic's own height model.
+    detections = detections_from_ground_truth(scene, centre_sigma_mm=0.0)
+    context = prepare_context(scene.camera, corners_mm=corners_of(scene))
+    analysis = analyze_frame(image, context, detections=detections)
+    tally = Tally()
+    score_analysis(scene, analysis, tally)
+    assert len(tally.marginal_sep_err_mm) == len(scene.marginal_pairs) == 5
+    assert max(abs(e) for e in tally.marginal_sep_err_mm) < 0.2
+    assert all(0.5 < s < 1.5 for s in tally.marginal_sep_sigma_mm)
+    assert "(5 pairs both found)" in report("samples", tally)
+
+
 def _pot_colours_in(stem: str, bright_refs: bool) -> dict[Colour, bool] | None:
     from vision.status import pot_colours_seen
 
