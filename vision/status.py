@@ -364,6 +364,12 @@ def pot_reading(
     return PotReading(rim_distance, fit, np.asarray(potted, dtype=bool))
 
 
+def _from_pot_axis_mm(mat_xy_mm: npt.ArrayLike, pot_centre_mm: Sequence[float]) -> FloatArray:
+    """(N,) plan distance of each of the (N, 2) centres from the pot's axis, mm."""
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
+    return np.asarray(np.hypot(*(pts - np.asarray(pot_centre_mm, dtype=float)).T))
+
+
 def stands_in_pot_foot(
     mat_xy_mm: npt.ArrayLike, pot_centre_mm: Sequence[float] = (0.0, 0.0)
 ) -> npt.NDArray[np.bool_]:
@@ -385,8 +391,7 @@ def stands_in_pot_foot(
     -------
     (N,) bool ndarray
     """
-    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
-    distance = np.hypot(*(pts - np.asarray(pot_centre_mm, dtype=float)).T)
+    distance = _from_pot_axis_mm(mat_xy_mm, pot_centre_mm)
     return np.asarray(distance < POT_BASE_DIAMETER_MM / 2, dtype=bool)
 
 
@@ -400,9 +405,7 @@ def beside_pot_foot(
     one leaning on the pot's wall at most :data:`POT_BASE_CLEARANCE_MM`
     less (as :func:`pot_reading` allows). The smaller radius (8 mm) is
     taken, since a detection's size may be misread: no wink on the mat has
-    its centre within 24 mm of the pot's axis. Unlike a centre on the foot
-    (:func:`stands_in_pot_foot`), one here can still be a wink behind the
-    pot fitted from the sliver in view, its centre pulled in.
+    its centre within 24 mm of the pot's axis.
 
     Parameters
     ----------
@@ -414,8 +417,7 @@ def beside_pot_foot(
     -------
     (N,) bool ndarray
     """
-    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
-    distance = np.hypot(*(pts - np.asarray(pot_centre_mm, dtype=float)).T)
+    distance = _from_pot_axis_mm(mat_xy_mm, pot_centre_mm)
     reach = POT_BASE_DIAMETER_MM / 2 + WinkSize.SMALL.diameter_mm / 2 - POT_BASE_CLEARANCE_MM
     return np.asarray((distance >= POT_BASE_DIAMETER_MM / 2) & (distance < reach), dtype=bool)
 

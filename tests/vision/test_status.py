@@ -429,39 +429,26 @@ def test_a_wink_seen_in_the_pot_that_fits_only_high_up_is_a_close_call(
 
 
 @pytest.mark.parametrize(
-    ("mat_xy_mm", "expected"),
+    ("mat_xy_mm", "on_foot", "beside_foot"),
     [
-        ((0.0, 10.0), True),  # well inside the 38 mm base
-        ((18.5, 0.0), True),  # just inside its edge
-        ((0.0, -27.0), False),  # a small wink touching the base: centre 19 + 8 mm out
-        ((-25.0, 4.0), False),  # a large wink leaning on the wall a little inside touching
+        ((0.0, 10.0), True, False),  # well inside the 38 mm base
+        ((18.5, 0.0), True, False),  # just inside its edge
+        ((16.0, -16.0), False, True),  # 22.6 mm out: 4.4 mm nearer than a small wink touching
+        ((23.5, 0.0), False, True),  # 3.5 mm nearer: more than a lean on the wall allows
+        ((0.0, 24.5), False, False),  # 2.5 mm nearer: a small wink leaning on the wall
+        ((-25.0, 4.0), False, False),  # 25.3 mm out: a wink leaning a little inside touching
+        ((0.0, -27.0), False, False),  # a small wink touching the base: centre 19 + 8 mm out
     ],
 )
-def test_a_centre_inside_the_pots_foot_is_where_no_wink_can_lie(
-    mat_xy_mm: tuple[float, float], expected: bool
+def test_a_centre_on_or_just_beside_the_pots_foot_is_where_no_wink_can_lie(
+    mat_xy_mm: tuple[float, float], on_foot: bool, beside_foot: bool
 ) -> None:
-    assert stands_in_pot_foot([mat_xy_mm]).tolist() == [expected]
+    assert stands_in_pot_foot([mat_xy_mm]).tolist() == [on_foot]
+    assert beside_pot_foot([mat_xy_mm]).tolist() == [beside_foot]
     # The same, for a pot moved off the mat's centre.
     moved = (mat_xy_mm[0] + 40.0, mat_xy_mm[1] - 15.0)
-    assert stands_in_pot_foot([moved], (40.0, -15.0)).tolist() == [expected]
-
-
-@pytest.mark.parametrize(
-    ("mat_xy_mm", "expected"),
-    [
-        ((0.0, 10.0), False),  # on the foot itself: stands_in_pot_foot's case
-        ((16.0, -16.0), True),  # 22.6 mm out: 4.4 mm nearer than a small wink touching
-        ((23.5, 0.0), True),  # 3.5 mm nearer: more than a lean on the wall allows
-        ((0.0, 24.5), False),  # 2.5 mm nearer: a small wink leaning on the wall
-        ((-25.0, 4.0), False),  # 25.3 mm out, likewise
-    ],
-)
-def test_a_centre_just_beside_the_pots_foot_is_nearer_than_a_wink_can_lie(
-    mat_xy_mm: tuple[float, float], expected: bool
-) -> None:
-    assert beside_pot_foot([mat_xy_mm]).tolist() == [expected]
-    moved = (mat_xy_mm[0] + 40.0, mat_xy_mm[1] - 15.0)
-    assert beside_pot_foot([moved], (40.0, -15.0)).tolist() == [expected]
+    assert stands_in_pot_foot([moved], (40.0, -15.0)).tolist() == [on_foot]
+    assert beside_pot_foot([moved], (40.0, -15.0)).tolist() == [beside_foot]
 
 
 @pytest.mark.parametrize(
