@@ -49,8 +49,9 @@ K_SIGMA = 3.0
 #: and real winks vary by a few tenths of a millimetre: a floor on the error.
 MODEL_SIGMA_MM = 0.15
 #: No centre is trusted to better than this, whatever the detector says: on the
-#: shared scenes and the sample images the detector's centre errors were a
-#: median 3.7 times its reported ``centre_sigma_mm`` (median error 0.6 mm).
+#: shared scenes even free winks seen whole err by a median of 0.5 mm. (The
+#: detector's own sigma is already scaled for its rim points erring together:
+#: see :data:`vision.detect.RIM_SIGMA_FACTOR`.)
 CENTRE_SIGMA_FLOOR_MM = 0.5
 #: One-sigma error of the height model for a wink lying on others, mm.
 Z_SIGMA_MM = 0.7
