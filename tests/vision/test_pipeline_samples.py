@@ -156,9 +156,8 @@ def test_the_detectors_stated_centre_sigma_covers_its_error_on_sample_frames() -
         dets = analyze_frame(image, context).detections
         truth = [w for w in scene.winks if w.status is not WinkStatus.POTTED]
         for i, colour in enumerate(dets.colour):
-            error_mm = [np.subtract(dets.mat_xy_mm[i], w.mat_xy_mm) for w in truth]
             nearest = min(
-                (e for e, w in zip(error_mm, truth) if w.colour is colour),
+                (np.subtract(dets.mat_xy_mm[i], w.mat_xy_mm) for w in truth if w.colour is colour),
                 key=lambda e: float(np.hypot(*e)),
             )
             if np.hypot(*nearest) < 5.0:
