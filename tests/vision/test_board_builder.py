@@ -9,7 +9,7 @@ import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera
 
 from rules.board import Colour, WinkSize
-from vision.board_builder import assemble_board
+from vision.board_builder import FITTED_TWICE_MM, assemble_board
 from vision.detections import WinkDetections
 
 # Three blue winks far apart on open felt; the sizes and size confidences
@@ -103,3 +103,34 @@ def test_a_seventh_wink_of_a_colour_whose_hue_allows_another_is_taken_for_that_c
     assert np.hypot(*(np.asarray(seventh.mat_xy) - (220.0, 200.0))) < 2.0
     assert seventh.colour is seventh_is
     assert sum(w.colour is Colour.YELLOW for w in seen) == 6
+
+
+@pytest.mark.parametrize(
+    ("pair_apart_mm", "dropped_place"),
+    [
+        # one wink fitted twice: its second fit goes, not the far wink that
+        # is least confident of all
+        (5.0, 6),
+        # a pair 8 mm apart can be two winks: the least confident goes
+        (8.0, 0),
+    ],
+)
+def test_a_seventh_wink_that_is_a_second_fit_of_another_is_the_one_dropped(
+    pair_apart_mm: float, dropped_place: int
+) -> None:
+    # Rule 2.1.1: six winks of each colour; seven yellow detections.
+    camera = overhead_camera()
+    places_mm = [(-500.0 + 120.0 * k, 200.0) for k in range(6)]
+    places_mm.append((places_mm[5][0] + pair_apart_mm, 200.0))
+    sizes = [WinkSize.LARGE, WinkSize.LARGE] + [WinkSize.SMALL] * 5
+    winks = [SceneWink(Colour.YELLOW, s, x, y) for s, (x, y) in zip(sizes, places_mm, strict=True)]
+    dets = replace(
+        detections_for(camera, winks),
+        confidence=np.array([0.5, 0.9, 0.9, 0.9, 0.9, 0.9, 0.6]),
+    )
+    assembly = assemble_board(dets, camera)
+    kept = [w.mat_xy for w in assembly.board.winks if not w.inferred]
+    assert len(kept) == 6
+    assert all(np.hypot(*(np.asarray(xy) - places_mm[dropped_place])) > 1.0 for xy in kept)
+    note = next(n for n in assembly.notes if "rule 2.1.1 allows 6" in n)
+    assert ("one wink fitted twice" in note) == (pair_apart_mm < FITTED_TWICE_MM)
