@@ -162,6 +162,11 @@ def _fitted_twice(idx: list[int], mat_xy_mm: FloatArray, confidence: FloatArray)
         Every detection's plan centre, mat mm.
     confidence : (n,) ndarray
         Every detection's confidence; the less confident of a pair is its second fit.
+
+    Returns
+    -------
+    set of int
+        The second fits, as indices into the detections.
     """
     twice: set[int] = set()
     for a_pos, a in enumerate(idx):

@@ -3367,8 +3367,9 @@ def _base_height(
 #: out. The fit treats its rim points' errors as independent, but along a
 #: blurred rim neighbouring points err together. Measured per axis against
 #: the truth (scene cameras, overhead 1080p): the 95th percentile of
-#: |error| / fit sigma was 7.8-9.6 on the shared scenes and 3.9-5.0 on
-#: generated ones, where an honest sigma gives 1.96.
+#: |error| / fit sigma was 7.8 for free winks seen whole and 9.6 for winks
+#: partly hidden on the shared scenes, 4.4 and 5.1 on generated ones, where
+#: an honest sigma gives 1.96 (docs/benchmarks.md, "Session 17").
 RIM_SIGMA_FACTOR = 4.0
 
 
