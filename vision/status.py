@@ -355,13 +355,22 @@ def pot_reading(
     # Where a wink flat on the mat (top face a wink's thickness up) would be.
     share = (WINK_THICKNESS_MM - POT_FLOOR_Z_MM) / (POT_HEIGHT_MM - POT_FLOOR_Z_MM)
     on_mat = floor + (rim - floor) * share
-    into_base = np.hypot(*on_mat.T) < POT_BASE_DIAMETER_MM / 2 + radius - POT_BASE_CLEARANCE_MM
+    into_base = np.hypot(*on_mat.T) < _nearest_on_mat_mm(radius)
     # A centre seen deep inside the opening cannot be a wink on the rim: if it
     # does not fit inside either, it is a wink behind the pot fitted from the
     # sliver in view.
     on_rim = into_base & (rim_distance > POT_TOP_DIAMETER_MM / 2 - radius / 2)
     potted = opening & ((fit <= POT_STACK_MAX_Z_MM) | on_rim)
     return PotReading(rim_distance, fit, np.asarray(potted, dtype=bool))
+
+
+def _nearest_on_mat_mm(radius_mm: npt.ArrayLike) -> FloatArray:
+    """How near the pot's axis a wink of ``radius_mm`` lying on the mat can have its centre, mm.
+
+    Rule 2.4: beside the 38 mm base, at least its radius out, less the
+    :data:`POT_BASE_CLEARANCE_MM` a lean on the wall allows.
+    """
+    return np.asarray(POT_BASE_DIAMETER_MM / 2 + np.asarray(radius_mm) - POT_BASE_CLEARANCE_MM)
 
 
 def _from_pot_axis_mm(mat_xy_mm: npt.ArrayLike, pot_centre_mm: Sequence[float]) -> FloatArray:
@@ -418,7 +427,7 @@ def beside_pot_foot(
     (N,) bool ndarray
     """
     distance = _from_pot_axis_mm(mat_xy_mm, pot_centre_mm)
-    reach = POT_BASE_DIAMETER_MM / 2 + WinkSize.SMALL.diameter_mm / 2 - POT_BASE_CLEARANCE_MM
+    reach = _nearest_on_mat_mm(SMALL_WINK_RADIUS_MM)
     return np.asarray((distance >= POT_BASE_DIAMETER_MM / 2) & (distance < reach), dtype=bool)
 
 
