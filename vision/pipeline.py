@@ -63,6 +63,12 @@ NOT_A_MAT_FRACTION = 0.6
 #: from 98.9 to 93.9 % and exact tiddlies from 3 to 0 of 8 (docs/benchmarks.md,
 #: "A 720p webcam").
 COARSE_VIEW_MM_PER_PX = 2.2
+#: What a view that coarse means, and what to do (said by ``analyze``, ``count``
+#: and ``calibrate``).
+COARSE_VIEW_ADVICE = (
+    "at this resolution winks partly under others and faint winks are often missed; "
+    "a 1080p camera, or one nearer the mat, sees them"
+)
 #: Below this Lab distance between just inside and just outside the mat's
 #: edge, no edge is where the calibration puts one (the shared scenes' mats
 #: show 11-103 across their edges; a bare table about 2).
@@ -723,9 +729,7 @@ def analyze_frame(
     coarsest = coarsest_mm_per_px(context.camera)
     if coarsest > COARSE_VIEW_MM_PER_PX:
         notes.append(
-            f"the camera sees the mat at up to {coarsest:.1f} mm a pixel: at this "
-            "resolution winks partly under others and faint winks are often missed; "
-            "a 1080p camera, or one nearer the mat, sees them"
+            f"the camera sees the mat at up to {coarsest:.1f} mm a pixel: {COARSE_VIEW_ADVICE}"
         )
     if context.mat_out_of_view_fraction > 0.005:
         notes.append(

@@ -25,7 +25,7 @@ from calibration.annotate import draw_calibration
 from calibration.result import BadCornersError
 from service.outputs import check_output_path, write_image_atomic, write_text_atomic
 from service.photos import load_photo, naming_photo
-from vision.pipeline import COARSE_VIEW_MM_PER_PX, coarsest_mm_per_px
+from vision.pipeline import COARSE_VIEW_ADVICE, COARSE_VIEW_MM_PER_PX, coarsest_mm_per_px
 
 
 class CameraUnavailableError(ValueError):
@@ -193,10 +193,7 @@ def describe(cal: Calibration) -> str:
     coarsest = coarsest_mm_per_px(cam)
     resolution = f"resolution: {coarsest:.1f} mm a pixel at the mat's farthest corner"
     if coarsest > COARSE_VIEW_MM_PER_PX:
-        resolution += (
-            f" (coarser than {COARSE_VIEW_MM_PER_PX}: winks partly under others and faint "
-            "winks will often be missed; use a 1080p camera, or move it nearer the mat)"
-        )
+        resolution += f" (coarser than {COARSE_VIEW_MM_PER_PX}: {COARSE_VIEW_ADVICE})"
     lines.append(resolution)
     if cal.pot is not None and cal.pot.found:
         x, y = cal.pot.centre_mm
