@@ -244,6 +244,11 @@ class Tally:
     orientation_wrong: int = 0
     orientation_unknown: int = 0
     orientation_unknown_turned: int = 0
+    # Per wink colour (its value): visible winks, those found, and their
+    # centre errors (mm). A felt of one wink's colour shows in these.
+    visible_by_colour: Counter[str] = field(default_factory=Counter)
+    found_by_colour: Counter[str] = field(default_factory=Counter)
+    centre_err_by_colour: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
 
 
 def _gt_separation(scene: Scene, a: str, b: str) -> float:
@@ -270,6 +275,7 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> dict[str, str]:
         if 0 <= px[0] < w_px and 0 <= px[1] < h_px:
             gt_vis.append(w)
     tally.gt_visible += len(gt_vis)
+    tally.visible_by_colour.update(g.colour.value for g in gt_vis)
     seeable = {g.id for g in gt_vis if is_seeable(scene, g)}
     tally.gt_seeable += len(seeable)
     tally.detected += len(ours_on)
@@ -296,6 +302,8 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> dict[str, str]:
                 tally.colour_right += o.colour is g.colour
                 tally.size_right += o.size is g.size
                 tally.centre_err_mm.append(err)
+                tally.found_by_colour[g.colour.value] += 1
+                tally.centre_err_by_colour[g.colour.value].append(err)
                 tally.status_total += 1
                 tally.status_right += o.status is g.status
                 if o.status is not g.status:
@@ -437,6 +445,16 @@ def _separation_line(t: Tally) -> str:
     )
 
 
+def _by_colour_line(t: Tally) -> str:
+    """Recall and median centre error per wink colour: found/visible, median mm."""
+    parts = []
+    for colour in sorted(t.visible_by_colour):
+        errors = t.centre_err_by_colour.get(colour)
+        median = f"{statistics.median(errors):.2f}" if errors else "n/a"
+        parts.append(f"{colour} {t.found_by_colour[colour]}/{t.visible_by_colour[colour]} {median}")
+    return "by colour             found/visible, centre median mm: " + ", ".join(parts)
+
+
 def report(name: str, t: Tally) -> str:
     """The tally in words, one figure a line."""
     err = sorted(t.centre_err_mm)
@@ -452,6 +470,7 @@ def report(name: str, t: Tally) -> str:
         f"colour accuracy       {_pct(t.colour_right, t.matched)}",
         f"size accuracy         {_pct(t.size_right, t.matched)}",
         f"centre error mm       median {med:.2f}  p95 {p95:.2f}",
+        _by_colour_line(t),
         f"status accuracy       {_pct(t.status_right, t.status_total)}",
         f"clear squops recall   {_pct(t.clear_found, t.clear_gt_squops)} (right upper)",
         f"clear squops precision {_pct(t.clear_called_right, t.clear_called)}",
