@@ -21,6 +21,7 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("calibration.py", ()),
     ("detection.py", ()),
     ("vision.py", ("--source", "both")),
+    ("felts.py", ()),
     ("review.py", ()),
     ("count.py", ()),
     ("still_camera.py", ("--count", "8")),
