@@ -147,7 +147,11 @@ N_PARAMS = N_CAMERA_PARAMS + 4
 
 
 def _camera_from_params(params: FloatArray, size_wh: tuple[int, int]) -> CameraModel:
-    focal = float(np.exp(params[0]))
+    # A fit walking away (a photo with no mat in it) can try a log focal past
+    # exp's range: the infinite focal then fails the fit, which says why; the
+    # overflow warning would only reach the user as noise.
+    with np.errstate(over="ignore"):
+        focal = float(np.exp(params[0]))
     cx, cy = float(params[3]), float(params[4])
     k = np.array([[focal, 0.0, cx], [0.0, focal, cy], [0.0, 0.0, 1.0]])
     rot, _ = cv2.Rodrigues(params[5:8])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import cv2
 import numpy as np
 import pytest
@@ -9,8 +11,10 @@ import pytest
 from calibration.camera import CameraModel
 from calibration.fit import (
     MAT_CORNERS_MM,
+    N_CAMERA_PARAMS,
     CameraFit,
     Observations,
+    _camera_from_params,
     baseline_segment_mm,
     edge_lines,
     fit_camera,
@@ -197,3 +201,14 @@ def test_stated_mapping_error_keeps_a_systematic_part_when_the_fit_is_exact() ->
     # residuals.
     coarsest = max(fit.camera.mm_per_px_at([x, y, 0.0]) for x, y in MAT_CORNERS_MM)
     assert mapping_sigma_mm(fit) == pytest.approx(0.3 * coarsest, rel=0.02)
+
+
+def test_a_fit_trying_an_absurd_focal_length_warns_nobody() -> None:
+    """A log focal past exp's range (a fit walking away) gives an infinite focal, silently."""
+    params = np.zeros(N_CAMERA_PARAMS)
+    params[0] = 800.0  # exp(800) overflows a float
+    params[10] = 1500.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        camera = _camera_from_params(params, (640, 480))
+    assert np.isinf(camera.camera_matrix[0, 0])
