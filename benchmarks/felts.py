@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks.vision import Tally, run_one, scene_paths, score_analysis  # noqa: E402
+from benchmarks.vision import Tally, by_colour, run_one, scene_paths, score_analysis  # noqa: E402
 from tools.groundtruth import load_scene, to_canonical_frame  # noqa: E402
 from tools.scenegen import generate_scene, write_scene  # noqa: E402
 from tools.scenegen.render import FELT_COLOURS_BGR  # noqa: E402
@@ -57,20 +57,13 @@ def _scenes(out: Path, felt: str, first_seed: int, count: int) -> Path:
 def _row(felt: str, t: Tally) -> str:
     """One felt's figures as a table row."""
     err = t.centre_err_mm
-    colours = ", ".join(
-        f"{c} {t.found_by_colour[c]}/{t.visible_by_colour[c]} "
-        f"({statistics.median(t.centre_err_by_colour[c]):.2f})"
-        if t.centre_err_by_colour.get(c)
-        else f"{c} 0/{t.visible_by_colour[c]}"
-        for c in sorted(t.visible_by_colour)
-    )
     pct = lambda n, d: f"{100.0 * n / d:.1f}" if d else "n/a"  # noqa: E731
     return (
         f"| {felt} | {t.images} | {pct(t.matched, t.gt_visible)} | "
         f"{statistics.median(err):.2f} / {float(np.percentile(err, 95)):.2f} | "
         f"{pct(t.size_right, t.matched)} | {pct(t.clear_found, t.clear_gt_squops)} | "
         f"{t.marginal_confident_wrong}/{t.marginal} | {t.exact_tiddlies}/{t.images} | "
-        f"{colours} |"
+        f"{by_colour(t)} |"
     )
 
 
