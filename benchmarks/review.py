@@ -46,10 +46,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+from service.commands.review import review_any  # noqa: E402
 from tools.groundtruth import GtWink, Scene, load_scene  # noqa: E402
 from vision import review as rv  # noqa: E402
 from vision.closeup_geometry import MatPlane, PinholeIntrinsics  # noqa: E402
-from vision.review import Verdict, review_photo  # noqa: E402
+from vision.review import Verdict  # noqa: E402
 
 DEFAULT_FOLDERS = [Path("/work/shared/scenes"), ROOT / "sample_images"]
 
@@ -126,7 +127,9 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
             t0 = time.perf_counter()
             image = cv2.imread(str(jpg))
             try:
-                verdict = review_photo(image, near_xy_px=None if default_pair else near)
+                # As `winkref review` runs it: a large photo that the close-up
+                # reader cannot call is also looked over for a whole mat.
+                verdict = review_any(image, near_xy_px=None if default_pair else near)
                 err = None
             except ValueError as exc:
                 verdict, err = None, str(exc)

@@ -96,6 +96,11 @@ MIN_PLANE_WINKS = 3
 #: small ones alone set the scale, as all large or all small by a guess
 #: (close-ups 883, 3232: the large wink then dropped as too big).
 SIZE_MIN_VISIBLE = 0.5
+#: How much of the mat plane a close-up can span across its longer side, in mm: a
+#: phone 15-40 cm away (up to 45 degrees) spans about 150-900 mm; the close-ups
+#: measured 200-540 mm. A plane fit outside this is not a close-up's (a whole-mat
+#: photo's few small winks gave 0.0001 mm/px, i.e. 0.4 mm across 3840 px).
+CLOSEUP_SPAN_MM = (40.0, 1500.0)
 #: Close pairs: plan-view gaps up to this are candidates for a dispute.
 CANDIDATE_GAP_MM = 3.0
 #: One-sigma modelling error: wink thickness 1.4-1.9 mm, bevel, edge blur (0.08 mm
@@ -1315,6 +1320,15 @@ def _pair_setup(
         contact = _contact_point_px(by_id[pair[0]], by_id[pair[1]])
         around = (float(contact[0]), float(contact[1]))
     rectified = rectify(found, (width, height), around_xy_px=around, detected=detected)
+    centre_px = around if around is not None else (width / 2, height / 2)
+    span_mm = rectified.plane.mm_per_px_at(np.asarray(centre_px, float)) * max(width, height)
+    if not CLOSEUP_SPAN_MM[0] <= span_mm <= CLOSEUP_SPAN_MM[1]:
+        raise RectificationError(
+            f"the winks' outlines put {span_mm:.0f} mm of mat across the photo's "
+            f"{max(width, height)} px, which no close-up spans "
+            f"({CLOSEUP_SPAN_MM[0]:.0f}-{CLOSEUP_SPAN_MM[1]:.0f} mm): too few clear winks "
+            "to rectify the mat; photograph the pair from 15-40 cm"
+        )
     pot_note = None
     pot = find_pot_rim(image_bgr, rectified.plane, rectified.winks)
     if isinstance(pot, PotRim):

@@ -179,33 +179,70 @@ def _radius_along(ellipse: Any, direction: npt.NDArray[np.float64]) -> float:
 WEBCAM_MAX_WIDTH_PX = 2600
 
 
+#: A large photo is first looked over for a whole mat at this width: a failed
+#: search on a close-up costs 0.3-0.8 s here (4-6 s on a cluttered one, against
+#: 5-12 s at 1920 px), and at 960 px a whole mat's fit can miss its tolerance.
+MAT_PROBE_WIDTH_PX = 1280
+
+
+def _mat_verdict(
+    image: npt.NDArray[np.uint8],
+    *,
+    pair: tuple[str, str] | None,
+    near_xy_px: tuple[float, float] | None,
+) -> Verdict | None:
+    """The verdict through the mat calibration, or None when no whole mat is in view."""
+    from calibration import calibrate
+
+    if image.shape[1] > WEBCAM_MAX_WIDTH_PX:
+        scale = MAT_PROBE_WIDTH_PX / image.shape[1]
+        probe = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        try:
+            calibrate(probe)
+        except ValueError:
+            return None
+    try:
+        calibration = calibrate(image)
+    except ValueError:
+        return None
+    from vision.pipeline import analyze_frame
+    from vision.review_webcam import verdict_from_frame
+
+    analysis = analyze_frame(image, calibration)
+    return verdict_from_frame(analysis, calibration.camera, pair=pair, near_xy_px=near_xy_px)
+
+
 def review_any(
     image: npt.NDArray[np.uint8],
     *,
     pair: tuple[str, str] | None = None,
     near_xy_px: tuple[float, float] | None = None,
 ) -> Verdict:
-    """Review a close-up, or a webcam frame of the whole mat (the mat calibration gives the scale).
+    """Review a close-up, or a photo of the whole mat (the mat calibration gives the scale).
 
-    A webcam-sized frame in which the mat can be calibrated goes through the
-    frame pipeline; anything else is treated as a close-up.
+    A webcam-sized frame is tried as a whole-mat photo first. A larger photo is
+    usually a phone close-up, and looking for a mat in one costs time, so it is
+    read as a close-up first. When that finds no pair, not the pair named, no
+    close-up's scale, or cannot call it, the photo may show the whole mat after
+    all (a phone's photo of it: its winks are too small for the close-up
+    reader, which then sees a pile as one wink); if a mat is found, its
+    calibration decides.
     """
     if image.shape[1] <= WEBCAM_MAX_WIDTH_PX:
-        from calibration import calibrate
-
-        try:
-            calibration = calibrate(image)
-        except ValueError:
-            calibration = None  # no mat in view: a close-up after all
-        if calibration is not None:
-            from vision.pipeline import analyze_frame
-            from vision.review_webcam import verdict_from_frame
-
-            analysis = analyze_frame(image, calibration)
-            return verdict_from_frame(
-                analysis, calibration.camera, pair=pair, near_xy_px=near_xy_px
-            )
-    return review_photo(image, pair=pair, near_xy_px=near_xy_px)
+        verdict = _mat_verdict(image, pair=pair, near_xy_px=near_xy_px)
+        if verdict is not None:
+            return verdict
+        return review_photo(image, pair=pair, near_xy_px=near_xy_px)
+    try:
+        closeup = review_photo(image, pair=pair, near_xy_px=near_xy_px)
+    except ValueError as closeup_error:
+        verdict = _mat_verdict(image, pair=pair, near_xy_px=near_xy_px)
+        if verdict is None:
+            raise closeup_error from None
+        return verdict
+    if closeup.squopped is not None:
+        return closeup
+    return _mat_verdict(image, pair=pair, near_xy_px=near_xy_px) or closeup
 
 
 def run(

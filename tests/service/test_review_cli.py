@@ -134,6 +134,31 @@ def test_overhead_webcam_frame_is_reviewed_with_the_mat_calibration() -> None:
         assert any("give --pair" in n for n in verdict["notes"])
 
 
+@pytest.mark.skipif(not SAMPLE_OVERHEAD.exists(), reason="sample image not generated")
+def test_a_phone_sized_photo_of_the_whole_mat_is_reviewed_with_the_mat_calibration(
+    tmp_path: Path,
+) -> None:
+    # A whole-mat photo as big as a phone's: read as a close-up first (it is
+    # wider than a webcam frame), whose few tiny ellipses give no close-up's scale.
+    frame = cv2.imread(str(SAMPLE_OVERHEAD))
+    big = tmp_path / "whole_mat_4k.jpg"
+    cv2.imwrite(str(big), cv2.resize(frame, (3840, 2160), interpolation=cv2.INTER_CUBIC))
+    at_1080 = json.loads(runner.invoke(app, ["review", str(SAMPLE_OVERHEAD), "--json"]).output)
+    result = runner.invoke(app, ["review", str(big), "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+
+    # Ids are numbered in the order found, which may differ: the pair is matched by place.
+    def pair_xy_px(v: dict, scale: float) -> list[list[float]]:
+        by_id = {w["id"]: w["image_xy_px"] for w in v["winks"]}
+        return sorted([c / scale for c in by_id[i]] for i in v["pair"])
+
+    assert np.allclose(pair_xy_px(verdict, 2.0), pair_xy_px(at_1080, 1.0), atol=2.0)
+    # The same picture, upsampled: the two readings agree within what each states.
+    assert verdict["squopped"] == at_1080["squopped"]
+    assert abs(verdict["overlap_mm"] - at_1080["overlap_mm"]) <= at_1080["uncertainty_mm"]
+
+
 def test_json_names_the_other_pairs_as_near_the_centre(tmp_path: Path) -> None:
     path = tmp_path / "two_pairs.png"
     cv2.imwrite(str(path), render(OTHER_PAIRS_DISCS, tilt_deg=10.0))

@@ -21,6 +21,7 @@ from vision.closeup import NoWinksFoundError, find_closeup_winks
 from vision.closeup_geometry import (
     MatPlane,
     PinholeIntrinsics,
+    RectificationError,
     estimate_plane,
     fit_plane_to_circles,
     plane_spread,
@@ -308,6 +309,20 @@ def test_winks_far_apart_are_no_candidate_pair():
 def test_unknown_pair_ids_are_named_in_the_error():
     with pytest.raises(PairNotFoundError, match="W7"):
         review_photo(_pair(-1.0), pair=("W1", "W7"))
+
+
+WHOLE_MAT = Path(__file__).resolve().parents[2] / "sample_images" / "overhead_00104.jpg"
+
+
+@pytest.mark.skipif(not WHOLE_MAT.exists(), reason="sample image not generated")
+def test_a_plane_fit_no_close_up_could_give_is_refused():
+    # A whole-mat frame blown up to 4K: its winks are too small for the close-up
+    # reader, and the two blobs it takes for winks rectify to about 1 mm across
+    # the photo. That must be an error, never a verdict in millimetres.
+    frame = cv2.imread(str(WHOLE_MAT))
+    photo = cv2.resize(frame, (3840, 2160), interpolation=cv2.INTER_LANCZOS4)
+    with pytest.raises(RectificationError, match="no close-up spans"):
+        review_photo(photo)
 
 
 # --------------------------------------------------------------------------
