@@ -43,6 +43,7 @@ Lower level: :func:`find_mat` returns a :class:`MatFit` or a falsy
 
 from calibration.api import MatFit, calibrate, find_mat, load_image
 from calibration.camera import CameraModel
+from calibration.check import camera_moved, implausible_camera
 from calibration.colour import ColourReference
 from calibration.mat import CalibrationFailure, FailureReason
 from calibration.result import (
@@ -71,6 +72,8 @@ __all__ = [
     "NoMatFoundError",
     "UnreadableImageError",
     "calibrate",
+    "camera_moved",
     "find_mat",
+    "implausible_camera",
     "load_image",
 ]

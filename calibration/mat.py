@@ -65,6 +65,12 @@ class FailureReason(enum.StrEnum):
     """The mat's baselines were found but its edges are too faint against the
     table: the pot's rim does not vouch for the camera fitted to them, or the
     edges and baselines disagree too much to pin it down."""
+    CAMERA_IMPLAUSIBLE = "camera-implausible"
+    """A saved camera no real camera can be: not a rotation, below the mat, a
+    lens distortion no webcam or phone has."""
+    CAMERA_MOVED = "camera-moved"
+    """A saved camera that does not put the mat where the photo shows it: the
+    camera has moved since it was calibrated."""
 
 
 @dataclass(frozen=True)

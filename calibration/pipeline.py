@@ -303,26 +303,29 @@ def _refine(
 _STEP_BAND_MM = (15.0, 25.0, 40.0)
 
 
-def edge_colour_steps(image_lab: npt.NDArray[np.float32], camera: CameraModel) -> FloatArray:
-    """How much the colour changes across each mat edge the camera predicts.
+def edge_band_colours(
+    image_lab: npt.NDArray[np.float32], camera: CameraModel, *, offset_mm: float = 0.0
+) -> FloatArray:
+    """The median colours of the bands just inside and just outside each mat edge.
 
-    The median Lab colour of a band just inside the edge minus that of a band
-    just outside (15-40 mm either side, along the middle 70 % of the edge), as
-    a length (8-bit Lab units), per edge in the order of ``edge_lines()``.
-    NaN where the outside band is not in the picture.
+    Each band runs along the middle 70 % of the edge, 15-40 mm from it. With
+    ``offset_mm`` the edges are first moved that far outwards (inwards if
+    negative), to see where along the normal the colour steps.
 
     Returns
     -------
-    (4,) ndarray
+    (4, 2, 3) ndarray
+        Per edge in the order of ``edge_lines()``, the inside then the outside
+        band's median Lab (units of ``image_lab``); NaN where a band is not in
+        the picture.
     """
-    steps = np.full(4, np.nan)
+    out = np.full((4, 2, 3), np.nan)
     frac = np.linspace(0.15, 0.85, 60)[:, None]
     for i, line in enumerate(edge_lines()):
         a, b = MAT_CORNERS_MM[i], MAT_CORNERS_MM[(i + 1) % 4]
-        on_edge = a + frac * (b - a)
         normal = np.asarray(line.normal)
-        medians = []
-        for sign in (-1.0, 1.0):
+        on_edge = a + frac * (b - a) + offset_mm * normal
+        for k, sign in enumerate((-1.0, 1.0)):
             pts_mm = np.vstack([on_edge + sign * d * normal for d in _STEP_BAND_MM])
             xy = camera.mat_to_image(pts_mm).astype(np.float32)
             sampled = cv2.remap(
@@ -335,10 +338,25 @@ def edge_colour_steps(image_lab: npt.NDArray[np.float32], camera: CameraModel) -
             )
             values = np.asarray(sampled, np.float64).reshape(-1, 3)
             values = values[np.all(np.isfinite(values), axis=1)]
-            medians.append(np.median(values, axis=0) if len(values) > 20 else None)
-        if medians[0] is not None and medians[1] is not None:
-            steps[i] = float(np.linalg.norm(medians[0] - medians[1]))
-    return steps
+            if len(values) > 20:
+                out[i, k] = np.median(values, axis=0)
+    return out
+
+
+def edge_colour_steps(image_lab: npt.NDArray[np.float32], camera: CameraModel) -> FloatArray:
+    """How much the colour changes across each mat edge the camera predicts.
+
+    The median Lab colour of a band just inside the edge minus that of a band
+    just outside (see :func:`edge_band_colours`), as a length (8-bit Lab
+    units), per edge in the order of ``edge_lines()``. NaN where the outside
+    band is not in the picture.
+
+    Returns
+    -------
+    (4,) ndarray
+    """
+    bands = edge_band_colours(image_lab, camera)
+    return np.asarray(np.linalg.norm(bands[:, 0] - bands[:, 1], axis=1), np.float64)
 
 
 def _robust_sigma(values: FloatArray) -> float:

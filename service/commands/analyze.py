@@ -21,7 +21,9 @@ from rich.console import Console
 from rich.table import Table
 
 from calibration import calibrate as calibrate_from_photo
+from calibration import camera_moved, implausible_camera
 from calibration.camera import CameraModel
+from calibration.result import CALIBRATION_FORMAT
 from rules.board import Colour, WinkStatus
 from service.outputs import check_output_path, write_image_atomic
 from service.photos import calibration_notes, load_photo, naming_photo
@@ -74,7 +76,11 @@ def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, floa
 def check_calibration_fits_photo(
     calibration: Any, calibration_path: Path, image: npt.NDArray[np.uint8], photo: Path
 ) -> None:
-    """Refuse, naming both, a calibration file made for a photo of another size.
+    """Refuse, naming both, a calibration file that cannot be used for this photo.
+
+    It may be made for a photo of another size, hold a camera no real camera
+    can be (edited by hand, corrupt), or not put the mat where the photo shows
+    it (the camera moved since): each would give a confident, wrong board.
 
     Raises
     ------
@@ -89,6 +95,15 @@ def check_calibration_fits_photo(
             f"{made_for[0]}x{made_for[1]} photo, and {str(photo)!r} is "
             f"{photo_wh[0]}x{photo_wh[1]}: calibrate this camera at this size "
             "(winkref calibrate PHOTO -o calib.json)"
+        )
+    failure = implausible_camera(camera)
+    if failure is None:
+        failure = camera_moved(image, camera)
+    if failure is not None:
+        raise CalibrationFileError(
+            f"calibration file {str(calibration_path)!r} cannot be used for "
+            f"{str(photo)!r}: {failure.message}; calibrate again with this photo "
+            "(winkref calibrate PHOTO -o calib.json), or leave --calibration out"
         )
 
 
@@ -151,6 +166,16 @@ def _read_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, flo
             raise CalibrationFileError(f"{str(path)!r} has no mat (no baselines) to calibrate by")
         scene = to_canonical_frame(load_scene(path))
         return scene.camera, {b.colour: (b.corner[0], b.corner[1]) for b in scene.baselines}
+    stated = data.get("format")
+    if (
+        isinstance(stated, str)
+        and stated.startswith("winkref-calibration/")
+        and stated != CALIBRATION_FORMAT
+    ):
+        raise CalibrationFileError(
+            f"{str(path)!r} is a calibration file of format {stated!r}, which this "
+            f"version of winkref does not know (it reads {CALIBRATION_FORMAT!r})"
+        )
     try:
         import calibration as calib_pkg
 

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from calibration import Calibration, calibrate
 from calibration.annotate import draw_calibration
+from calibration.check import MAX_RADIAL_COEFFICIENT, MAX_TANGENTIAL_COEFFICIENT
 from calibration.result import BadCornersError
 from service.outputs import check_output_path, write_image_atomic, write_text_atomic
 from service.photos import load_photo, naming_photo
@@ -42,11 +43,6 @@ class BadDistortionError(ValueError):
 
 # Hand-clicked corners this close together are one corner clicked twice.
 MIN_CORNER_SEPARATION_PX = 1.0
-#: Webcam and phone lenses have |k1|, |k2| well under 1 and tangential terms
-#: of a few thousandths; coefficients beyond these are a typing slip or
-#: another model's (e.g. fisheye) numbers, which would bend the mat wildly.
-MAX_RADIAL_COEFFICIENT = 2.0
-MAX_TANGENTIAL_COEFFICIENT = 0.1
 
 
 def _numbers(text: str) -> list[float] | None:

@@ -54,7 +54,8 @@ def test_table_output_lists_winks_and_tiddlies() -> None:
     [
         (["analyze", "no-such.jpg", "--calibration", "x.json"], "does not exist"),  # no photo
         (["analyze", "{image}", "--calibration", "no-such.json"], "does not exist"),  # no file
-        (["analyze", "{nomat}", "--calibration", "{truth}"], "does not look like a mat"),  # no mat
+        # no mat where the calibration file puts one (the file's check now says it first)
+        (["analyze", "{nomat}", "--calibration", "{truth}"], "does not show the mat"),
         (["analyze", "{nomat}"], "no mat found"),  # no mat, calibrating from the photo itself
     ],
 )

@@ -312,6 +312,35 @@ def test_analyze_with_a_calibration_for_another_image_size_says_so(tmp_path: Pat
     assert "cal.json" in result.output  # the file it was made for is named
 
 
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
+
+
+@pytest.mark.skipif(not (SAMPLES / "overhead_00105.json").exists(), reason="no sample images")
+@pytest.mark.parametrize("command", ["analyze", "count"])  # both take --calibration
+def test_a_calibration_of_another_camera_position_is_refused(
+    tmp_path: Path, command: str
+) -> None:
+    # overhead_00105's true camera, same image size, given for overhead_00104's photo:
+    # as if the camera had been knocked after calibrating. It would count a wrong score.
+    other = SAMPLES / "overhead_00105.json"
+    photo = SAMPLES / "overhead_00104.jpg"
+    result = runner.invoke(app, [command, str(photo), "--calibration", str(other)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "does not show the mat where the calibration puts it" in result.output
+    assert "winkref calibrate" in result.output
+
+
+def test_a_calibration_file_of_an_unknown_format_version_is_refused(tmp_path: Path) -> None:
+    data = {"format": "winkref-calibration/99", "camera": CAMERA_1920}
+    cal = _file(tmp_path / "cal.json", json.dumps(data).encode())
+    photo = _colour_png(tmp_path / "mat.png")
+    result = runner.invoke(app, ["analyze", str(photo), "--calibration", str(cal)])
+    assert result.exit_code == 2, result.output
+    assert "'winkref-calibration/99'" in result.output
+    assert "does not know" in result.output
+
+
 @pytest.mark.parametrize(
     ("raised", "exit_code", "expected"),
     [
