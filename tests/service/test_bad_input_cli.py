@@ -317,9 +317,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
 
 @pytest.mark.skipif(not (SAMPLES / "overhead_00105.json").exists(), reason="no sample images")
 @pytest.mark.parametrize("command", ["analyze", "count"])  # both take --calibration
-def test_a_calibration_of_another_camera_position_is_refused(
-    tmp_path: Path, command: str
-) -> None:
+def test_a_calibration_of_another_camera_position_is_refused(tmp_path: Path, command: str) -> None:
     # overhead_00105's true camera, same image size, given for overhead_00104's photo:
     # as if the camera had been knocked after calibrating. It would count a wrong score.
     other = SAMPLES / "overhead_00105.json"
