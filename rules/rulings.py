@@ -175,6 +175,41 @@ def _pile_numbers(board: Board) -> dict[str, int]:
     return {wid: n for n, group in enumerate(groups, start=1) for wid in group}
 
 
+def _contradiction(rulings: Sequence[Ruling]) -> tuple[Ruling, Ruling] | None:
+    """The first two rulings that cannot both hold, or None.
+
+    Two statuses for one wink, or two different rulings on one pair (A squops
+    B against B squops A, or against A and B do not squop). The umpire said
+    one of them by mistake, and the count must not pick one silently.
+    """
+    said: dict[tuple[str, ...], Ruling] = {}
+    for ruling in rulings:
+        key = (
+            ruling.wink_ids if ruling.kind is RulingKind.STATUS else tuple(sorted(ruling.wink_ids))
+        )
+        earlier = said.setdefault(key, ruling)
+        if earlier != ruling:
+            return earlier, ruling
+    return None
+
+
+def check_rulings_agree(rulings: Sequence[Ruling]) -> None:
+    """Refuse rulings that contradict each other, naming both.
+
+    Raises
+    ------
+    BadRulingError
+        Two statuses for one wink, or two different rulings on one pair.
+    """
+    clash = _contradiction(rulings)
+    if clash is not None:
+        first, second = clash
+        raise BadRulingError(
+            f"the rulings contradict each other: {first.describe()!r} and "
+            f"{second.describe()!r}; give one ruling per wink and per pair"
+        )
+
+
 def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
     """The board as the umpire ruled it: squops, statuses and piles updated.
 
@@ -188,8 +223,8 @@ def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
     board : Board
         As read by the referee.
     rulings : sequence of Ruling
-        The umpire's decisions; among those of one kind a later one on the
-        same winks wins.
+        The umpire's decisions: at most one status per wink and one ruling
+        per pair (the same ruling twice is allowed).
 
     Returns
     -------
@@ -201,8 +236,9 @@ def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
     ------
     BadRulingError
         A ruling names a wink not on the board, or makes a potted or off wink
-        squop or be squopped.
+        squop or be squopped, or two rulings contradict each other.
     """
+    check_rulings_agree(rulings)
     winks = {w.id: w for w in board.winks}
     unplayed = {w.id for w in board.winks if w.status is WinkStatus.UNPLAYED}
     ordered = [r for r in rulings if r.kind is RulingKind.STATUS] + [

@@ -30,7 +30,14 @@ from rules.board import (
     WinkStatus,
 )
 from rules.ruleset import get_ruleset
-from rules.rulings import Ruling, apply_rulings, parse_apart, parse_squops, parse_status
+from rules.rulings import (
+    Ruling,
+    apply_rulings,
+    check_rulings_agree,
+    parse_apart,
+    parse_squops,
+    parse_status,
+)
 from rules.scoring import EndedBy, GameFormat, GameScore, ascii_notation, format_points
 from service.outputs import check_output_path, write_image_atomic
 from service.photos import load_photo, naming_photo
@@ -436,6 +443,7 @@ def run(
     get_ruleset(ruleset)
     parse_format(game_format)
     rulings = parse_rulings(squops, apart, statuses)
+    check_rulings_agree(rulings)
     if annotate_path is not None:
         inputs = [photo, *filter(None, [calibration_path])]
         check_output_path(annotate_path, option="--annotate", inputs=inputs, image=True)

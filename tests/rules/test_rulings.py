@@ -93,14 +93,6 @@ def test_an_unplayed_wink_is_on_top_of_another_only_once_ruled_played() -> None:
     assert board.wink("green-S1").status is WinkStatus.SQUOPPED
 
 
-def test_a_wink_read_unplayed_and_freed_again_is_unplayed_and_scores_nothing_rule_19_1() -> None:
-    # Rule 19.1: a tiddly only for a free wink played from behind the baseline.
-    board = apply_rulings(
-        _board(), [parse_squops("green-S1,yellow-S2"), parse_apart("green-S1,yellow-S2")]
-    )
-    assert board.wink("yellow-S2").status is WinkStatus.UNPLAYED
-
-
 def test_a_wink_read_potted_can_be_ruled_free_and_on_top_of_another_in_any_order() -> None:
     # Seen at the pot's rim, read potted, ruled lying on a wink beside the pot.
     potted = _board().with_wink(_wink("green-S1", WinkStatus.POTTED))
@@ -136,6 +128,32 @@ def test_a_ruling_that_cannot_hold_is_refused_and_says_why(
 ) -> None:
     with pytest.raises(BadRulingError, match=message):
         apply_rulings(_board(), rulings)
+
+
+@pytest.mark.parametrize(
+    "rulings",
+    [
+        [parse_squops("red-S1,blue-S1"), parse_squops("blue-S1,red-S1")],  # each on the other
+        [parse_squops("red-S1,blue-S1"), parse_apart("blue-S1,red-S1")],  # on it and apart
+        [parse_status("green-S1=free"), parse_status("green-S1=potted")],  # two statuses
+        # Was once read as: put an unplayed wink under another, then free it again.
+        [parse_squops("green-S1,yellow-S2"), parse_apart("green-S1,yellow-S2")],
+    ],
+)
+def test_rulings_that_contradict_each_other_are_refused_naming_both(
+    rulings: list[Ruling],
+) -> None:
+    with pytest.raises(BadRulingError, match="contradict each other") as refused:
+        apply_rulings(_board(), rulings)
+    assert all(repr(r.describe()) in str(refused.value) for r in rulings)
+
+
+def test_the_same_ruling_given_twice_is_one_ruling() -> None:
+    once = apply_rulings(_board(), [parse_squops("blue-S1,red-S1")])
+    twice = apply_rulings(
+        _board(), [parse_squops("blue-S1,red-S1"), parse_squops("blue-S1,red-S1")]
+    )
+    assert twice == once
 
 
 @pytest.mark.parametrize(
@@ -191,7 +209,14 @@ def test_any_rulings_give_a_consistent_board_with_the_same_winks(rulings: list[R
     try:
         after = apply_rulings(before, rulings)
     except BadRulingError as err:
-        # Only a potted, off or unplayed wink in a pair ruling may be refused.
+        if "contradict each other" in str(err):
+            # Refused only when two rulings differ on one wink's status or one pair.
+            def about(r: Ruling) -> tuple[str, ...]:
+                return r.wink_ids if r.kind is RulingKind.STATUS else tuple(sorted(r.wink_ids))
+
+            assert any(about(a) == about(b) and a != b for a in rulings for b in rulings)
+            return
+        # Otherwise only a potted, off or unplayed wink in a pair ruling may be refused.
         assert any(f"is {s}" in str(err) for s in ("potted", "off")) or "as unplayed" in str(err)
         return
     assert after.problems() == []

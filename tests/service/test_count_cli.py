@@ -298,6 +298,18 @@ def test_a_ruling_naming_no_wink_on_the_board_is_one_clear_line() -> None:
     assert "Traceback" not in result.output
 
 
+def test_contradicting_rulings_are_refused_before_the_photo_is_read(tmp_path: Path) -> None:
+    # A typo in one ruling must not let the other silently decide the count.
+    photo = tmp_path / "never_read.jpg"
+    photo.write_bytes(b"not a photo: the rulings are checked first")
+    result = runner.invoke(
+        app, ["count", str(photo), "--squop", "red-S1,blue-L2", "--no-squop", "blue-L2,red-S1"]
+    )
+    assert result.exit_code == 2
+    assert "contradict each other" in result.output
+    assert "'red-S1 squops blue-L2'" in result.output
+
+
 def test_a_wink_read_potted_can_be_ruled_free_and_on_top_of_another_from_the_command_line() -> None:
     # The status ruling is applied first, wherever it stands on the line.
     photo = Path(__file__).parents[2] / "sample_images" / "overhead_00104.jpg"
