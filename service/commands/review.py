@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -245,6 +246,36 @@ def review_any(
     return _mat_verdict(image, pair=pair, near_xy_px=near_xy_px) or closeup
 
 
+def _pair_kinds(verdict: Verdict) -> list[tuple[str | None, str]]:
+    by_id = {w.id: w for w in verdict.winks}
+    return sorted(
+        ((by_id[i].colour, "large" if by_id[i].diameter_mm > 20 else "small") for i in verdict.ids),
+        key=lambda kind: (kind[0] or "", kind[1]),
+    )
+
+
+def pair_differs(first: Verdict, second: Verdict) -> str | None:
+    """How the second photo's pair differs from the first's by colour and size, or None.
+
+    A colour not told (a faint wink) matches any colour.
+    """
+    a, b = _pair_kinds(first), _pair_kinds(second)
+
+    def matches(p: list[tuple[str | None, str]], q: list[tuple[str | None, str]]) -> bool:
+        return all(
+            ps == qs and (pc is None or qc is None or pc == qc)
+            for (pc, ps), (qc, qs) in zip(p, q, strict=True)
+        )
+
+    if matches(a, b) or matches(a, b[::-1]):
+        return None
+
+    def words(kinds: list[tuple[str | None, str]]) -> str:
+        return " and ".join(f"a {size} {colour or 'unknown-colour'} wink" for colour, size in kinds)
+
+    return f"it shows {words(b)}, the first photo {words(a)}"
+
+
 def run(
     photo: Path,
     *,
@@ -283,7 +314,19 @@ def run(
     if second is not None and image2 is not None:
         # The second photo's labels differ; its disputed pair is the one nearest its centre.
         with naming_photo(second):
-            verdict = combine(verdict, review_any(image2))
+            other = review_any(image2)
+        differs = pair_differs(verdict, other)
+        if differs is None:
+            verdict = combine(verdict, other)
+        else:
+            verdict = replace(
+                verdict,
+                notes=(
+                    *verdict.notes,
+                    f"the second photo was not combined: {differs}; this verdict is the "
+                    "first photo's alone (photograph the same pair from another side)",
+                ),
+            )
     if annotate_path is not None:
         write_image_atomic(annotate_path, annotate(image, verdict), option="--annotate")
     if json_output:

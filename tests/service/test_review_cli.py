@@ -15,7 +15,7 @@ from service.cli import app
 from service.commands.review import BadOptionError, parse_near, parse_pair
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vision"))
-from test_review import BLUE, OTHER_PAIRS_DISCS, RED, render  # noqa: E402
+from test_review import BLUE, GREEN, OTHER_PAIRS_DISCS, RED, render  # noqa: E402
 
 runner = CliRunner()
 
@@ -59,6 +59,24 @@ def test_second_photo_is_combined(squop_photo: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["review", str(squop_photo), "--second", str(other_side), "--json"])
     assert result.exit_code == 0, result.output
     assert any("second photo" in n for n in json.loads(result.output)["notes"])
+
+
+def test_a_second_photo_of_another_pair_is_not_combined(squop_photo: Path, tmp_path: Path) -> None:
+    # A small green wink on a large red one: not the first photo's small blue on large red.
+    other_pair = tmp_path / "other_pair.png"
+    cv2.imwrite(
+        str(other_pair), render([(0.0, 0.0, 0.0, 22.0, RED), (18.0, 0.0, 1.6, 16.0, GREEN)])
+    )
+    alone = json.loads(runner.invoke(app, ["review", str(squop_photo), "--json"]).output)
+    result = runner.invoke(app, ["review", str(squop_photo), "--second", str(other_pair), "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    assert (verdict["overlap_mm"], verdict["uncertainty_mm"]) == (
+        alone["overlap_mm"],
+        alone["uncertainty_mm"],
+    )
+    (said,) = [n for n in verdict["notes"] if "not combined" in n]
+    assert "small green" in said and "small blue" in said
 
 
 @pytest.mark.parametrize(
