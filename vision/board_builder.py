@@ -550,7 +550,9 @@ def assemble_board(
             verdict = "squops" if c.squop else "does not squop"
             text = (
                 f"{ids[c.upper]} {verdict} {ids[c.lower]}? {c.reason}; review close up "
-                f"(winkref review CLOSEUP.jpg --pair {ids[c.upper]},{ids[c.lower]})"
+                # A close-up names its winks W1, W2...: the pair is found by place.
+                "(photograph the pair in the middle of the picture, then "
+                "winkref review CLOSEUP.jpg)"
             )
             reviews.append(text)
             for k in (c.upper, c.lower):

@@ -811,8 +811,9 @@ def read_unplayed(
         rivals = [d for k, d in enumerate(others) if k != best and votes[k] >= close]
         rivals += [given] if given_votes >= close else []
         note = (
-            f"the corner layout given puts {given_votes} wink(s) behind their own baseline, "
-            f"another clockwise layout (rule 5.2) {used_votes}: that one is used"
+            f"the corner colours taken from the calibration put {given_votes} wink(s) "
+            f"behind their own baseline, another clockwise layout (rule 5.2) "
+            f"{used_votes}: that one is used"
         )
     else:
         used, used_votes, note = given, given_votes, ""

@@ -497,6 +497,8 @@ def run(
             "\nonce the umpire has ruled, count again with the rulings: --squop UPPER,LOWER, "
             "--no-squop A,B, --status ID=STATUS (free, potted, off, unplayed)"
         )
-    for note in unsure_calibration:
+    # What was inferred rather than seen (potted winks behind the pot, a turned
+    # board, a coarse photo) changes what the desk should check.
+    for note in analysis.notes:
         text += "\nnote: " + note
     return text

@@ -298,6 +298,18 @@ def test_a_ruling_naming_no_wink_on_the_board_is_one_clear_line() -> None:
     assert "Traceback" not in result.output
 
 
+def test_the_text_count_says_which_potted_winks_were_inferred_not_seen() -> None:
+    # The desk reading the table must learn, as --json says, that a potted count is a guess.
+    photo = Path(__file__).parents[2] / "sample_images" / "overhead_00104.jpg"
+    as_json = json.loads(runner.invoke(app, ["count", str(photo), "--json"]).output)
+    inferred = [n for n in as_json["notes"] if "potted wink(s) inferred" in n]
+    assert inferred  # the pot hides one here
+    result = runner.invoke(app, ["count", str(photo)])
+    assert result.exit_code == 0, result.output
+    for note in as_json["notes"]:
+        assert f"note: {note}" in result.output
+
+
 def test_contradicting_rulings_are_refused_before_the_photo_is_read(tmp_path: Path) -> None:
     # A typo in one ruling must not let the other silently decide the count.
     photo = tmp_path / "never_read.jpg"
