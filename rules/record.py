@@ -132,16 +132,37 @@ def parse_record(data: Any, *, source: str = "record") -> GameRecord:
     """
     if not isinstance(data, dict):
         raise IllegalRecordError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    # Without `shots` any other JSON object (a calibration, a board) with a
+    # squidge-off winner would replay as a game not begun.
+    no_shots = (
+        [
+            f"{source}: shots: missing; a record lists the shots played "
+            "(an empty list [] for a game not yet begun)"
+        ]
+        if "shots" not in data
+        else []
+    )
     try:
         record = GameRecord.model_validate(data)
     except ValidationError as exc:
-        problems = []
+        problems = list(no_shots)
         for err in exc.errors():
             where = _loc(err["loc"])
             got = err.get("input")
             shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+            if err["type"] == "union_tag_invalid":
+                # Pydantic's own words ("Input tag ... found using ...") name its internals.
+                ctx = err.get("ctx", {})
+                field = str(ctx.get("discriminator", "kind")).strip("'")
+                problems.append(
+                    f"{source}: {where}: unknown {field} {ctx.get('tag')!r}; "
+                    f"expected one of {ctx.get('expected_tags')}"
+                )
+                continue
             problems.append(f"{source}: {where}: {err['msg']} (got {shown})")
         raise IllegalRecordError(problems) from None
+    if no_shots:
+        raise IllegalRecordError(no_shots)
     try:
         ruleset = get_ruleset(record.ruleset)
     except UnknownRulesetError as exc:
@@ -182,17 +203,32 @@ def load_record(path: str | Path) -> GameRecord:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: a record saved by Windows Notepad starts with a byte-order mark.
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise RecordNotFoundError(f"record file '{path}' does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IllegalRecordError(f"cannot read record file '{path}': {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise IllegalRecordError(
+            f"'{path}' is not a text file (byte {exc.object[exc.start]:#04x} at position "
+            f"{exc.start} is not UTF-8); give the game's RECORD.json"
+        ) from None
+    except OSError as exc:
+        raise IllegalRecordError(
+            f"cannot read record file '{path}': {exc.strerror or exc}"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IllegalRecordError(
             f"'{path}' is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except ValueError:
+        # Python's limit on the digits of an integer (4300), met before any field is read.
+        raise IllegalRecordError(
+            f"'{path}' cannot be read as a record: a number in it has thousands of digits"
+        ) from None
+    except RecursionError:
+        raise IllegalRecordError(f"'{path}' is nested too deeply to be a record") from None
     return parse_record(data, source=str(path))
 
 

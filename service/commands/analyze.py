@@ -61,9 +61,15 @@ def load_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, floa
         raise CalibrationFileError(
             f"{str(path)!r} is nested too deeply to be a calibration file; {_CALIBRATION_HINT}"
         ) from None
-    except (UnicodeDecodeError, OSError) as exc:
+    except UnicodeDecodeError as exc:
         raise CalibrationFileError(
-            f"cannot read calibration file {str(path)!r} ({exc}); {_CALIBRATION_HINT}"
+            f"{str(path)!r} is not a text file (byte {exc.object[exc.start]:#04x} at position "
+            f"{exc.start} is not UTF-8), so not a calibration file; {_CALIBRATION_HINT}"
+        ) from None
+    except OSError as exc:
+        raise CalibrationFileError(
+            f"cannot read calibration file {str(path)!r} ({exc.strerror or exc}); "
+            f"{_CALIBRATION_HINT}"
         ) from None
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         # Wrong types anywhere in a hand-edited file: say which file, not where in our code.
@@ -154,7 +160,7 @@ def _read_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, flo
     if not path.exists():
         raise CalibrationFileError(f"calibration file {str(path)!r} does not exist")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise CalibrationFileError(f"{str(path)!r} is not JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -101,6 +101,50 @@ def test_a_shot_after_the_end_is_an_error() -> None:
         replay(data)
 
 
+def test_a_record_without_shots_is_refused_not_replayed_as_a_game_not_begun() -> None:
+    data = short_game()
+    del data["shots"]
+    with pytest.raises(IllegalRecordError, match=r"shots: missing; .* \[\] for a game not"):
+        parse_record(data)
+    data["shots"] = []  # said outright: a game not begun is a record
+    assert parse_record(data).shots == ()
+
+
+def test_an_unknown_event_type_names_the_types_there_are() -> None:
+    data = short_game()
+    data["shots"][1]["event"] = {"type": "explode"}
+    with pytest.raises(IllegalRecordError) as err:
+        parse_record(data)
+    text = str(err.value)
+    assert "shots[1].event: unknown type 'explode'; expected one of 'foul'" in text
+    assert "Input tag" not in text  # pydantic's internal wording stays inside
+
+
+def test_a_record_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # Windows Notepad writes one at the start of a UTF-8 file.
+    path = tmp_path / "notepad.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(short_game()).encode())
+    assert load_record(path) == parse_record(short_game())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xd8\xff\xe0 a JPEG", "is not a text file (byte 0xff at position 0"),  # a photo
+        (b'{"t": ' + b"9" * 5000 + b"}", "a number in it has thousands of digits"),  # int limit
+    ],
+)
+def test_a_file_that_is_no_record_says_why_in_words(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "RECORD.json"
+    path.write_bytes(content)
+    with pytest.raises(IllegalRecordError) as err:
+        load_record(path)
+    assert message in str(err.value)
+    assert "codec" not in str(err.value) and "sys.set_int" not in str(err.value)
+
+
 def test_a_missing_file_is_named_with_its_own_error_class(tmp_path: Path) -> None:
     # A wrong path is told apart from a bad record by class, not by message text.
     with pytest.raises(RecordNotFoundError, match="nope.json' does not exist"):

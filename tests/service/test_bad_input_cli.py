@@ -253,9 +253,10 @@ BAD_JSON: dict[str, Callable[[Path], Path]] = {
         ("missing", "does not exist; check the path"),  # typo in the path
         ("folder", "is a folder"),  # was "[Errno 21] Is a directory"
         ("not-json", "is not valid JSON"),  # now with where the format is described
-        ("binary", "cannot read record file"),  # not UTF-8 text
+        ("binary", "is not a text file (byte 0xff at position 0"),  # was a bare codec error
         ("list", "expected a JSON object, got list"),  # a JSON list
-        ("empty-object", "squidge_off_winner: Field required"),  # {}
+        ("empty-object", "squidge_off_winner: Field required"),  # {}: every field missing...
+        ("empty-object", "shots: missing"),  # ...with shots, without which it would replay
         ("deep", "nested too deeply"),  # was a RecursionError traceback
     ],
 )
@@ -278,7 +279,7 @@ def test_replay_of_a_malformed_record_is_one_line_and_exit_2(
         ("missing", "does not exist"),  # typo in the path
         ("folder", "is a folder"),  # was "[Errno 21] Is a directory", no file named
         ("not-json", "is not JSON"),  # invalid JSON
-        ("binary", "cannot read calibration file"),  # was a bare codec error, no file named
+        ("binary", "is not a text file (byte 0xff"),  # was a bare codec error, no file named
         ("list", "holds no JSON object"),  # a JSON list
         ("empty-object", "camera block is missing"),  # {}
         ("deep", "nested too deeply"),  # was a RecursionError traceback
