@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -88,6 +89,16 @@ def check_output_path(
         )
 
 
+def _mode_for(path: Path) -> int:
+    """The permission bits a new file at ``path`` gets, keeping an existing file's."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def write_bytes_atomic(path: Path, data: bytes, *, option: str, make_parent: bool = False) -> None:
     """Write ``data`` to ``path`` so a failure leaves any old file as it was.
 
@@ -107,6 +118,9 @@ def write_bytes_atomic(path: Path, data: bytes, *, option: str, make_parent: boo
         )
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        # mkstemp makes the file private (0600); give it the mode a plain
+        # write would: the old file's, or what the umask allows.
+        os.chmod(tmp_name, _mode_for(path))
         os.replace(tmp_name, path)
         tmp_name = None
     except OSError as exc:

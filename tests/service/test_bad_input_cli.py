@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -166,6 +167,22 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(
         write_text_atomic(target, "new\n", option="-o")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["calib.json"]
+
+
+def test_a_written_file_gets_the_usual_permissions_not_private_ones(tmp_path: Path) -> None:
+    # On a shared desk machine the calibration and pictures must stay readable by others.
+    old_umask = os.umask(0o022)
+    try:
+        fresh = tmp_path / "calib.json"
+        write_text_atomic(fresh, "{}\n", option="-o")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+        kept = tmp_path / "kept.json"
+        kept.write_text("old\n")
+        kept.chmod(0o640)
+        write_text_atomic(kept, "new\n", option="-o")  # overwriting keeps the file's mode
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    finally:
+        os.umask(old_umask)
 
 
 def _colour_png(path: Path) -> Path:
