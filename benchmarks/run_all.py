@@ -19,6 +19,7 @@ SHARED_SCENES = ROOT.parent / "shared" / "scenes"
 # (script, arguments): the same commands docs/benchmarks.md quotes.
 BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("calibration.py", ()),
+    ("calibration_file_check.py", ()),
     ("detection.py", ()),
     ("vision.py", ("--source", "both")),
     ("felts.py", ()),
