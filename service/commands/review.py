@@ -243,7 +243,13 @@ def review_any(
         return verdict
     if closeup.squopped is not None:
         return closeup
-    return _mat_verdict(image, pair=pair, near_xy_px=near_xy_px) or closeup
+    try:
+        verdict = _mat_verdict(image, pair=pair, near_xy_px=near_xy_px)
+    except ValueError:
+        # The mat's reading cannot answer for this pair (e.g. --pair W1,W2 names
+        # the close-up's own labels): the close-up's honest answer stands.
+        return closeup
+    return closeup if verdict is None else verdict
 
 
 def _pair_kinds(verdict: Verdict) -> list[tuple[str | None, str]]:
