@@ -39,6 +39,7 @@ from calibration.result import (
     BadCornersError,
     BaselineResult,
     Calibration,
+    CalibrationError,
     ImageTooSmallError,
     MatPartlyOutOfFrameError,
     NoMatFoundError,
@@ -90,6 +91,10 @@ MAX_MAPPING_SIGMA_MM = 5.0
 #: Fewer edge points than this fraction of those sampled means the edges were not seen.
 MIN_EDGE_FRACTION = 0.35
 MIN_EDGE_FRACTION_MANUAL = 0.1
+#: A photo with fewer pixels than this on its short side shows the mat's
+#: baselines a pixel or so wide (640x360: about 2.9 mm a pixel): when no mat is
+#: found there, the resolution may be why, whatever else the failure says.
+COARSE_SHORT_SIDE_PX = 700
 #: A found baseline the fitted camera misses by more than this (RMS, mm) says
 #: the camera is wrong: in right fits of 38 development images the largest was
 #: 0.21 mm; cameras fitted to outlines that were not the mat's missed by 0.6-2.3.
@@ -218,6 +223,8 @@ def _error_for(failure: CalibrationFailure) -> ValueError:
         FailureReason.NO_BASELINES: NoMatFoundError,
         FailureReason.EVIDENCE_DISAGREES: NoMatFoundError,
         FailureReason.FAINT_EDGES_UNVERIFIED: NoMatFoundError,
+        FailureReason.CAMERA_IMPLAUSIBLE: CalibrationError,
+        FailureReason.CAMERA_MOVED: CalibrationError,
     }
     return kinds[failure.reason](failure.message)
 
@@ -674,6 +681,12 @@ def calibrate(
         method = "manual-corners"
         mat = _fit(image_lab_float(image), outline, dist, manual=True)
     if isinstance(mat, CalibrationFailure):
+        if min(h, w) < COARSE_SHORT_SIDE_PX and mat.reason is not FailureReason.IMAGE_TOO_SMALL:
+            mat = CalibrationFailure(
+                mat.reason,
+                f"{mat.message}; the photo is only {w}x{h} pixels, which may be too coarse "
+                "to find the mat's edges and baselines: use at least 1280x720",
+            )
         raise _error_for(mat)
     return _finish(image, mat, method)
 

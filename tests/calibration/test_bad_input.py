@@ -32,6 +32,23 @@ def test_a_table_without_a_mat_says_no_mat_was_found() -> None:
         calibrate(noisy)
 
 
+@pytest.mark.parametrize(
+    ("size_wh", "says_coarse"),
+    [
+        ((640, 360), True),  # a low webcam setting: the resolution may be why
+        ((1280, 720), False),  # 720p is enough to find a mat: not blamed
+    ],
+)
+def test_no_mat_in_a_coarse_photo_also_names_its_resolution(
+    size_wh: tuple[int, int], says_coarse: bool
+) -> None:
+    table = np.full((size_wh[1], size_wh[0], 3), (90, 120, 160), np.uint8)
+    with pytest.raises(NoMatFoundError) as refused:
+        calibrate(table)
+    said = str(refused.value)
+    assert ("too coarse" in said and f"{size_wh[0]}x{size_wh[1]}" in said) is says_coarse
+
+
 def test_the_generated_no_mat_scene_says_no_mat_was_found() -> None:
     with pytest.raises(NoMatFoundError, match="no mat found"):
         calibrate(load_image(SAMPLES / "nomat_00101.jpg"))
