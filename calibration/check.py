@@ -15,7 +15,7 @@ import numpy.typing as npt
 from calibration.camera import CameraModel
 from calibration.fit import edge_lines
 from calibration.mat import CalibrationFailure, FailureReason
-from calibration.pipeline import edge_band_colours
+from calibration.pipeline import band_steps, edge_band_colours, median_lab_at
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -106,9 +106,9 @@ def camera_moved(
     either side, and the band just inside must be the felt. A camera knocked
     after calibration moves the mat in the picture: an edge predicted on
     plain felt or plain table fails one of the two. An edge whose outside is
-    not in the picture is not judged. A turn of the camera about its own axis
-    of 10 degrees or so keeps each edge's middle near its line and is not
-    always seen.
+    not in the picture is not judged. A turn about the mat's centre keeps each
+    edge's middle near its line: one of a few degrees is not seen (see
+    ``benchmarks/calibration_file_check.py``).
 
     Parameters
     ----------
@@ -117,11 +117,10 @@ def camera_moved(
         In the mat frame, for an image of this size.
     """
     lab = np.asarray(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2Lab), np.float32)
-    steps = np.array(
-        [_steps(edge_band_colours(lab, camera, offset_mm=d)) for d in _SEARCH_OFFSETS_MM]
-    )
-    at_edge = steps[list(_SEARCH_OFFSETS_MM).index(0.0)]
-    bands = edge_band_colours(lab, camera)
+    bands_by_offset = [edge_band_colours(lab, camera, offset_mm=d) for d in _SEARCH_OFFSETS_MM]
+    steps = np.array([band_steps(b) for b in bands_by_offset])
+    bands = bands_by_offset[list(_SEARCH_OFFSETS_MM).index(0.0)]
+    at_edge = band_steps(bands)
     felt = _felt_round_the_pot(lab, camera)
     names = [line.name for line in edge_lines()]
     for i, name in enumerate(names):
@@ -135,7 +134,7 @@ def camera_moved(
                 f"{'outside' if _SEARCH_OFFSETS_MM[strongest] > 0 else 'inside'} the mat's "
                 f"{name} where the calibration puts it"
             )
-        if felt is not None and np.all(np.isfinite(bands[i, 0])):
+        if np.all(np.isfinite(felt)) and np.all(np.isfinite(bands[i, 0])):
             off_felt = float(np.linalg.norm(bands[i, 0] - felt))
             if off_felt > MAX_INSIDE_OFF_FELT * max(at_edge[i], 1e-6):
                 return _moved(
@@ -145,27 +144,14 @@ def camera_moved(
     return None
 
 
-def _steps(bands: FloatArray) -> FloatArray:
-    return np.asarray(np.linalg.norm(bands[:, 0] - bands[:, 1], axis=1), np.float64)
+def _felt_round_the_pot(lab: npt.NDArray[np.float32], camera: CameraModel) -> FloatArray:
+    """The median colour of rings 200-400 mm round the centre: felt, whatever lies on it.
 
-
-def _felt_round_the_pot(lab: npt.NDArray[np.float32], camera: CameraModel) -> FloatArray | None:
-    """The median colour of rings 200-400 mm round the centre: felt, whatever lies on it."""
+    NaN when the rings are not in the picture.
+    """
     angles = np.linspace(0.0, 2 * np.pi, 90, endpoint=False)
     ring = np.column_stack([1.6 * np.cos(angles), np.sin(angles)])
-    pts_mm = np.vstack([r * ring for r in (200.0, 300.0, 400.0)])
-    xy = camera.mat_to_image(pts_mm).astype(np.float32)
-    sampled = cv2.remap(
-        lab,
-        xy[:, 0].reshape(1, -1),
-        xy[:, 1].reshape(1, -1),
-        cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_CONSTANT,
-        borderValue=(np.nan, np.nan, np.nan),
-    )
-    values = np.asarray(sampled, np.float64).reshape(-1, 3)
-    values = values[np.all(np.isfinite(values), axis=1)]
-    return np.median(values, axis=0) if len(values) > 20 else None
+    return median_lab_at(lab, camera, np.vstack([r * ring for r in (200.0, 300.0, 400.0)]))
 
 
 def _moved(why: str) -> CalibrationFailure:

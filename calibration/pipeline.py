@@ -303,6 +303,40 @@ def _refine(
 _STEP_BAND_MM = (15.0, 25.0, 40.0)
 
 
+def median_lab_at(
+    image_lab: npt.NDArray[np.float32], camera: CameraModel, mat_xy_mm: FloatArray
+) -> FloatArray:
+    """The median colour of the image at points on the mat.
+
+    Parameters
+    ----------
+    image_lab : (H, W, 3) float32 ndarray
+    camera : CameraModel
+    mat_xy_mm : (N, 2) ndarray
+        Points on the mat's top, mm.
+
+    Returns
+    -------
+    (3,) ndarray
+        Median Lab (units of ``image_lab``); NaN when 20 or fewer of the points
+        fall in the picture.
+    """
+    xy = camera.mat_to_image(mat_xy_mm).astype(np.float32)
+    sampled = cv2.remap(
+        image_lab,
+        xy[:, 0].reshape(1, -1),
+        xy[:, 1].reshape(1, -1),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(np.nan, np.nan, np.nan),
+    )
+    values = np.asarray(sampled, np.float64).reshape(-1, 3)
+    values = values[np.all(np.isfinite(values), axis=1)]
+    if len(values) <= 20:
+        return np.full(3, np.nan)
+    return np.asarray(np.median(values, axis=0), np.float64)
+
+
 def edge_band_colours(
     image_lab: npt.NDArray[np.float32], camera: CameraModel, *, offset_mm: float = 0.0
 ) -> FloatArray:
@@ -327,20 +361,20 @@ def edge_band_colours(
         on_edge = a + frac * (b - a) + offset_mm * normal
         for k, sign in enumerate((-1.0, 1.0)):
             pts_mm = np.vstack([on_edge + sign * d * normal for d in _STEP_BAND_MM])
-            xy = camera.mat_to_image(pts_mm).astype(np.float32)
-            sampled = cv2.remap(
-                image_lab,
-                xy[:, 0].reshape(1, -1),
-                xy[:, 1].reshape(1, -1),
-                cv2.INTER_LINEAR,
-                borderMode=cv2.BORDER_CONSTANT,
-                borderValue=(np.nan, np.nan, np.nan),
-            )
-            values = np.asarray(sampled, np.float64).reshape(-1, 3)
-            values = values[np.all(np.isfinite(values), axis=1)]
-            if len(values) > 20:
-                out[i, k] = np.median(values, axis=0)
+            out[i, k] = median_lab_at(image_lab, camera, pts_mm)
     return out
+
+
+def band_steps(bands: FloatArray) -> FloatArray:
+    """How much the colour changes across each edge, from :func:`edge_band_colours`.
+
+    Returns
+    -------
+    (4,) ndarray
+        The length of inside minus outside median Lab per edge; NaN where a
+        band is not in the picture.
+    """
+    return np.asarray(np.linalg.norm(bands[:, 0] - bands[:, 1], axis=1), np.float64)
 
 
 def edge_colour_steps(image_lab: npt.NDArray[np.float32], camera: CameraModel) -> FloatArray:
@@ -355,8 +389,7 @@ def edge_colour_steps(image_lab: npt.NDArray[np.float32], camera: CameraModel) -
     -------
     (4,) ndarray
     """
-    bands = edge_band_colours(image_lab, camera)
-    return np.asarray(np.linalg.norm(bands[:, 0] - bands[:, 1], axis=1), np.float64)
+    return band_steps(edge_band_colours(image_lab, camera))
 
 
 def _robust_sigma(values: FloatArray) -> float:
