@@ -310,6 +310,22 @@ def format_points(value: Fraction) -> str:
     return f"{whole}{glyph}"
 
 
+def points_number(value: Fraction) -> int | float:
+    """Points as a JSON number: whole points stay integers, ``5½`` becomes 5.5.
+
+    Thirds and quarters become the nearest float; the ``notation`` written
+    next to them in every JSON output keeps the exact value.
+
+    Examples
+    --------
+    >>> points_number(Fraction(11, 2))
+    5.5
+    >>> points_number(Fraction(4))
+    4
+    """
+    return int(value) if value.denominator == 1 else float(value)
+
+
 #: Each scoresheet glyph written in ASCII ("½" -> " 1/2", the en dash -> "-").
 _ASCII = str.maketrans(
     {"–": "-", **{glyph: f" {f.numerator}/{f.denominator}" for f, glyph in _VULGAR.items()}}

@@ -38,7 +38,14 @@ from rules.rulings import (
     parse_squops,
     parse_status,
 )
-from rules.scoring import EndedBy, GameFormat, GameScore, ascii_notation, format_points
+from rules.scoring import (
+    EndedBy,
+    GameFormat,
+    GameScore,
+    ascii_notation,
+    format_points,
+    points_number,
+)
 from service.outputs import check_output_path, write_image_atomic
 from service.photos import load_photo, naming_photo
 
@@ -251,8 +258,8 @@ def report_json(
     return {
         "tiddlies": {c.value: int(n) for c, n in tiddly_counts.items()},
         "counts": colour_counts(board),
-        "points": {c.value: format_points(p) for c, p in score.points.items()},
-        "score": {p.value: format_points(s) for p, s in score.score.items()},
+        "points": {c.value: points_number(p) for c, p in score.points.items()},
+        "score": {p.value: points_number(s) for p, s in score.score.items()},
         "notation": score.notation,
         "uncertain": [w.id for w in board.winks if w.uncertain],
         "notes": list(notes),

@@ -7,19 +7,13 @@ formats what the referee would say, as text or as JSON.
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from rules.engine import NextTurn, replay_record
 from rules.events import Event
 from rules.record import IllegalRecordError, RecordNotFoundError, load_record
-from rules.scoring import GameScore
-
-
-def _number(value: Fraction) -> int | float:
-    """Exact points as JSON numbers: integers stay integers, halves become 0.5."""
-    return int(value) if value.denominator == 1 else float(value)
+from rules.scoring import GameScore, points_number
 
 
 def result_to_json(result: GameScore | None) -> dict[str, Any] | None:
@@ -28,8 +22,8 @@ def result_to_json(result: GameScore | None) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {
         "ended_by": result.ended_by.value,
-        "points": {c.value: _number(v) for c, v in result.points.items()},
-        "score": {p.value: _number(v) for p, v in result.score.items()},
+        "points": {c.value: points_number(v) for c, v in result.points.items()},
+        "score": {p.value: points_number(v) for p, v in result.score.items()},
         "notation": result.notation,
     }
     return out

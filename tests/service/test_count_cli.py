@@ -69,10 +69,22 @@ def test_json_report_has_tiddlies_board_points_score_notation() -> None:
     tiddlies, score = count_board(board)
     out = report_json(board, tiddlies, score)
     assert out["tiddlies"] == {"blue": 5, "green": 1, "red": 4, "yellow": 0}
-    assert out["points"]["blue"] == "4"
+    assert out["points"] == {"blue": 4, "yellow": 0, "green": 1, "red": 2}
     assert out["notation"] == "6–1"
-    assert set(out["score"]) == {"blue-red", "green-yellow"}
+    assert out["score"] == {"blue-red": 6, "green-yellow": 1}
     assert Board.from_json_dict(out["board"]) == board
+
+
+def test_json_shared_points_are_numbers_as_in_replay() -> None:
+    # Rule 19.2: four colours tied on 0 tiddlies share 4+2+1+0 points, 1¾ each;
+    # the numbers are JSON numbers (as `replay --json` gives), the exact text is
+    # in the notation.
+    board = starting_board()
+    tiddlies, score = count_board(board)
+    out = report_json(board, tiddlies, score)
+    assert out["points"] == {"blue": 1.75, "green": 1.75, "red": 1.75, "yellow": 1.75}
+    assert out["score"] == {"blue-red": 3.5, "green-yellow": 3.5}
+    assert out["notation"] == "3½–3½"
 
 
 def test_unsure_winks_are_listed_not_hidden() -> None:
