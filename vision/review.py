@@ -283,12 +283,15 @@ class Verdict:
     def summary(self) -> str:
         """One line for the players."""
         a, b = self.ids
-        num = f"{self.overlap_mm:+.2f} mm +/- {self.uncertainty_mm:.2f} mm"
+        # A negative overlap is said as a gap: "overlap -0.75 mm" read as a squop.
+        size = f"{abs(self.overlap_mm):.2f} mm +/- {self.uncertainty_mm:.2f} mm"
+        measured = f"overlap {size}" if self.overlap_mm >= 0 else f"gap {size}"
         if self.squopped is None:
-            return f"too close to call: overlap {num} between {a} and {b}"
+            on_top = f"; if they overlap, {self.upper} is on top" if self.upper else ""
+            return f"too close to call: {measured} between {a} and {b}{on_top}"
         if self.squopped:
-            return f"squopped: {self.upper} is on {self.lower}, overlap {num}"
-        return f"not squopped: gap between {a} and {b}, overlap {num}"
+            return f"squopped: {self.upper} is on {self.lower}, {measured}"
+        return f"not squopped: {measured} between {a} and {b}"
 
 
 def model_sigma_mm(tilt_deg: float) -> float:

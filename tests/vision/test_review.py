@@ -30,6 +30,7 @@ from vision.closeup_geometry import (
 from vision.review import (
     NoCandidatePairError,
     PairNotFoundError,
+    Verdict,
     _lab_near,
     combine,
     decide,
@@ -274,6 +275,45 @@ def test_a_hair_of_a_gap_is_too_close_to_call():
 )
 def test_decide_never_tosses_a_coin(overlap_mm, uncertainty_mm, expected):
     assert decide(overlap_mm, uncertainty_mm) is expected
+
+
+def _verdict(squopped, upper, overlap_mm):
+    lower = None if upper is None else ("W1" if upper == "W2" else "W2")
+    return Verdict(
+        ids=("W1", "W2"),
+        squopped=squopped,
+        upper=upper,
+        lower=lower,
+        overlap_mm=overlap_mm,
+        uncertainty_mm=0.92,
+        upper_raised=False,
+        plane_tilt_deg=20.0,
+        mm_per_px=0.1,
+        winks=(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("squopped", "upper", "overlap_mm", "expected"),
+    [
+        # a squop: who is on whom, and by how much
+        (True, "W2", 1.03, "squopped: W2 is on W1, overlap 1.03 mm +/- 0.92 mm"),
+        # apart: a gap, not a negative overlap
+        (False, None, -2.5, "not squopped: gap 2.50 mm +/- 0.92 mm between W1 and W2"),
+        # too close, apart as measured: the gap, and who would be on top
+        (
+            None,
+            "W2",
+            -0.75,
+            "too close to call: gap 0.75 mm +/- 0.92 mm between W1 and W2; "
+            "if they overlap, W2 is on top",
+        ),
+        # too close, overlapping as measured, nothing seen of which is higher
+        (None, None, 0.3, "too close to call: overlap 0.30 mm +/- 0.92 mm between W1 and W2"),
+    ],
+)
+def test_the_summary_says_a_gap_as_a_gap_and_who_is_on_top(squopped, upper, overlap_mm, expected):
+    assert _verdict(squopped, upper, overlap_mm).summary == expected
 
 
 def test_two_agreeing_photos_narrow_the_uncertainty():
