@@ -159,6 +159,9 @@ MIN_RIM_SCORE_OFF_MAT = 1.0
 OFF_MAT_CLEAR_MM = 2.0
 #: ... which needs only this.
 MIN_RIM_SCORE_OFF_MAT_CLEAR = 0.8
+#: A colour is part of a wide thing (a pot, a board) when it makes up at
+#: least this share of the wink-coloured pixels within its reach.
+WIDE_THING_COLOUR_SHARE = 0.25
 #: Half-width of the band along each baseline where no seed grows, mm.
 BASELINE_BAND_MM = 3.0
 #: Half-width of the band along the mat's edge where felt and table mix, mm.
@@ -742,19 +745,31 @@ def _find_seeds(
     # colours (an orange board flickers between red and yellow) only much
     # wider things count, since a cluster of winks is wide too.
     # (At half scale: size matters here, not position.)
+    # Across colours, only the colours that make up a good part of the wide
+    # thing go: a wink of another colour against it (a yellow wink at a
+    # blue pot's foot) is part of the wide region, but not of the thing.
     half_wh = (mask.shape[1] // 2, mask.shape[0] // 2)
     px_per_mm = view.px_per_mm / 2
-    for region, radius_mm in ((mask, MAX_WINK_RADIUS_MM + 2.0), (label >= 0, 24.0)):
+    for region, radius_mm, by_colour in (
+        (mask, MAX_WINK_RADIUS_MM + 2.0, False),
+        (label >= 0, 24.0, True),
+    ):
         big_r = radius_mm * px_per_mm
         small = cv2.resize(region.astype(np.uint8), half_wh, interpolation=cv2.INTER_NEAREST)
         inside = cv2.distanceTransform(small, cv2.DIST_L2, 3)
         core = (inside > big_r).astype(np.uint8)
-        if core.any():
-            reach = _within_reach(core, big_r + 1.5)
-            full = cv2.resize(
-                reach.astype(np.uint8), mask.shape[::-1], interpolation=cv2.INTER_NEAREST
-            )
-            mask[full > 0] = 0
+        if not core.any():
+            continue
+        reach = _within_reach(core, big_r + 1.5)
+        full = cv2.resize(reach.astype(np.uint8), mask.shape[::-1], interpolation=cv2.INTER_NEAREST)
+        if by_colour:
+            # Labels shifted by one into bytes: 0 is no colour.
+            shifted = (label + 1).view(np.uint8)
+            counts = np.bincount(shifted[full > 0], minlength=256)
+            counts[0] = 0
+            of_thing = counts >= WIDE_THING_COLOUR_SHARE * max(int(counts.sum()), 1)
+            full &= of_thing[shifted]
+        mask[full > 0] = 0
     _drop_rods(mask, view.px_per_mm)
     # A wink's middle stands well clear of the felt's noise; a blob of
     # noise on grainy felt only just passes the pixel bar.

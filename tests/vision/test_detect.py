@@ -129,6 +129,7 @@ def _render(
     pens: tuple[Pen, ...] = (),
     pot_bgr: tuple[float, float, float] | None = None,
     over_pot: tuple[Disc, ...] = (),
+    pot_opacity: float = 1.0,
 ) -> np.ndarray:
     rng = np.random.default_rng(seed)
     width, height = camera.image_size_wh
@@ -171,9 +172,12 @@ def _render(
         base = camera.mat_to_image(circle * [19.0, 19.0, 0.0])
         rim = camera.mat_to_image(circle * [24.0, 24.0, 0.0] + [0.0, 0.0, 38.0])
         hull = cv2.convexHull(np.vstack([base, rim]).astype(np.float32))
-        cv2.fillConvexPoly(image, (hull * 16).astype(np.int32), pot_bgr, cv2.LINE_AA, 4)
+        pot = image.copy()
+        cv2.fillConvexPoly(pot, (hull * 16).astype(np.int32), pot_bgr, cv2.LINE_AA, 4)
         inside = tuple(min(255.0, 1.6 * c + 20.0) for c in pot_bgr)
-        cv2.fillConvexPoly(image, (rim * 16).astype(np.int32), inside, cv2.LINE_AA, 4)
+        cv2.fillConvexPoly(pot, (rim * 16).astype(np.int32), inside, cv2.LINE_AA, 4)
+        # A translucent pot lets what lies behind its wall show through.
+        image = cv2.addWeighted(pot, pot_opacity, image, 1.0 - pot_opacity, 0.0)
     for disc in over_pot:
         draw(disc)
     for pen in pens:
@@ -661,6 +665,43 @@ def test_sample_image_wink_alone_on_the_table_is_found() -> None:
     assert dist < 2.0
     assert found.colour[best] is Colour.RED
     assert found.size[best] is WinkSize.SMALL
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "overhead_00103",  # a green wink against a clear pot's foot
+        "overhead_00104",  # a yellow wink against a translucent blue pot, over its image
+    ],
+)
+def test_sample_image_wink_against_the_pots_foot_is_found_with_the_photos_own_calibration(
+    name: str,
+) -> None:
+    # As `winkref count` sees it: calibrated from the photo, not the ground
+    # truth's camera. With that camera (a few tenths of a millimetre off the
+    # true one) the yellow wink at the blue pot's foot in overhead_00104 was
+    # lost: the pot and the wink made one wide region, and the wink went
+    # with the pot.
+    from calibration import calibrate
+    from tools.groundtruth import load_scene
+
+    if not (SAMPLES / f"{name}.json").exists():
+        pytest.skip("sample image not generated")
+    scene = load_scene(SAMPLES / f"{name}.json")
+    image = cv2.imread(str(SAMPLES / f"{name}.jpg"))
+    camera = calibrate(image).camera
+    found = detect_winks(image, camera)
+    against = [w for w in scene.winks if w.pot_gap_mm is not None and w.in_image]
+    assert against
+    for wink in against:
+        # Where our camera puts the true wink (its mat frame may be half-turned).
+        mat_xy = camera.image_to_mat(np.array([wink.pixel_centre]), wink.centre_mm[2])[0]
+        best, dist = _nearest(found, (mat_xy[0], mat_xy[1]))
+        # Found, not measured: a wink the pot hides in part is fitted from
+        # what shows (overhead_00103's is 1.7 mm off), and no other wink
+        # lies within 3 mm of these.
+        assert dist < 3.0, wink.id
+        assert found.colour[best] is wink.colour, wink.id
 
 
 def test_wink_whose_colour_runs_on_into_a_same_colour_neighbour_is_kept() -> None:
@@ -1209,6 +1250,59 @@ def test_wink_against_the_pot_is_fitted_from_what_the_pot_leaves_in_view(
 def test_the_pot_makes_no_wink(pot_scene) -> None:
     _, _, found = pot_scene
     assert len(found) == len(BEHIND_POT) + 1
+
+
+# A translucent blue pot (rule 2.4) seen from almost straight above, with a
+# yellow wink against its foot on each side. Those behind it from the camera
+# show through its wall, their colour mixed with its blue; its flared wall
+# hides the inner part of each, so only an outer crescent shows. Three more
+# yellow winks away from the pot set what yellow looks like in this frame.
+AT_BLUE_POT = (
+    Disc(0.0, 27.0, 8.0, WINK_BGR[Colour.YELLOW]),  # behind the pot
+    Disc(-27.0, 0.0, 8.0, WINK_BGR[Colour.YELLOW]),  # to one side
+)
+IN_FRONT_OF_BLUE_POT = Disc(0.0, -27.0, 8.0, WINK_BGR[Colour.YELLOW])
+YELLOW_ELSEWHERE = (
+    Disc(-200.0, 100.0, 8.0, WINK_BGR[Colour.YELLOW]),
+    Disc(150.0, -80.0, 8.0, WINK_BGR[Colour.YELLOW]),
+    Disc(300.0, 150.0, 11.0, WINK_BGR[Colour.YELLOW]),
+)
+
+
+def _nearly_overhead_camera() -> CameraModel:
+    # 1.85 m above a point 130 mm in front of the pot, tilted 4 degrees.
+    tilt = np.radians(-4.0)
+    down = np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]])
+    rot_x = np.array([[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]])
+    rotation = rot_x @ down
+    centre = np.array([0.0, -130.0, 1850.0])
+    return CameraModel(
+        image_size_wh=(1920, 1080),
+        camera_matrix=np.array([[1250.0, 0, 959.5], [0, 1250.0, 539.5], [0, 0, 1]]),
+        dist_coeffs=np.zeros(5),
+        rotation=rotation,
+        translation_mm=-rotation @ centre,
+    )
+
+
+@pytest.mark.parametrize("opacity", [1.0, 0.6])  # an opaque pot, then a translucent one
+def test_winks_against_a_coloured_pots_foot_are_found(opacity: float) -> None:
+    camera = _nearly_overhead_camera()
+    image = _render(
+        camera,
+        [*AT_BLUE_POT, *YELLOW_ELSEWHERE],
+        seed=3,
+        pot_bgr=WINK_BGR[Colour.BLUE],
+        over_pot=(IN_FRONT_OF_BLUE_POT,),
+        pot_opacity=opacity,
+    )
+    found = detect_winks(image, camera)
+    for disc in (*AT_BLUE_POT, IN_FRONT_OF_BLUE_POT):
+        i = _match(found, disc)
+        assert np.hypot(*(found.mat_xy_mm[i] - [disc.x_mm, disc.y_mm])) < 1.5
+        assert found.colour[i] is Colour.YELLOW
+    # The pot itself, blue like a blue wink, is none.
+    assert len(found) == len(AT_BLUE_POT) + 1 + len(YELLOW_ELSEWHERE)
 
 
 def _crescent_pair(
