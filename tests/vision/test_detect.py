@@ -93,16 +93,20 @@ class Disc:
     top_z_mm: float = 1.7
 
 
-def _camera() -> CameraModel:
-    # 1.6 m above the mat, tilted 10 degrees about x: a typical overhead webcam.
-    tilt = np.radians(-10.0)
+def _camera(
+    tilt_deg: float = -10.0,
+    centre_mm: tuple[float, float, float] = (0.0, -250.0, 1600.0),
+    focal_px: float = 1150.0,
+) -> CameraModel:
+    # By default 1.6 m above the mat, tilted 10 degrees about x: a typical overhead webcam.
+    tilt = np.radians(tilt_deg)
     down = np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]])
     rot_x = np.array([[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]])
     rotation = rot_x @ down
-    centre = np.array([0.0, -250.0, 1600.0])
+    centre = np.array(centre_mm)
     return CameraModel(
         image_size_wh=(1920, 1080),
-        camera_matrix=np.array([[1150.0, 0, 959.5], [0, 1150.0, 539.5], [0, 0, 1]]),
+        camera_matrix=np.array([[focal_px, 0, 959.5], [0, focal_px, 539.5], [0, 0, 1]]),
         dist_coeffs=np.zeros(5),
         rotation=rotation,
         translation_mm=-rotation @ centre,
@@ -1269,25 +1273,10 @@ YELLOW_ELSEWHERE = (
 )
 
 
-def _nearly_overhead_camera() -> CameraModel:
-    # 1.85 m above a point 130 mm in front of the pot, tilted 4 degrees.
-    tilt = np.radians(-4.0)
-    down = np.array([[1.0, 0, 0], [0, -1, 0], [0, 0, -1]])
-    rot_x = np.array([[1, 0, 0], [0, np.cos(tilt), -np.sin(tilt)], [0, np.sin(tilt), np.cos(tilt)]])
-    rotation = rot_x @ down
-    centre = np.array([0.0, -130.0, 1850.0])
-    return CameraModel(
-        image_size_wh=(1920, 1080),
-        camera_matrix=np.array([[1250.0, 0, 959.5], [0, 1250.0, 539.5], [0, 0, 1]]),
-        dist_coeffs=np.zeros(5),
-        rotation=rotation,
-        translation_mm=-rotation @ centre,
-    )
-
-
 @pytest.mark.parametrize("opacity", [1.0, 0.6])  # an opaque pot, then a translucent one
 def test_winks_against_a_coloured_pots_foot_are_found(opacity: float) -> None:
-    camera = _nearly_overhead_camera()
+    # 1.85 m above a point 130 mm in front of the pot, tilted 4 degrees.
+    camera = _camera(tilt_deg=-4.0, centre_mm=(0.0, -130.0, 1850.0), focal_px=1250.0)
     image = _render(
         camera,
         [*AT_BLUE_POT, *YELLOW_ELSEWHERE],
