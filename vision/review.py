@@ -237,6 +237,12 @@ class ReviewedWink:
     diameter_mm: float
     rim_visible_fraction: float
 
+    @property
+    def size(self) -> str:
+        """``"large"`` or ``"small"``, from the wink size taken for it."""
+        large = self.diameter_mm > (SMALL_WINK_DIAMETER_MM + LARGE_WINK_DIAMETER_MM) / 2
+        return "large" if large else "small"
+
 
 @dataclass(frozen=True)
 class Verdict:

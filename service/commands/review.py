@@ -255,7 +255,7 @@ def review_any(
 def _pair_kinds(verdict: Verdict) -> list[tuple[str | None, str]]:
     by_id = {w.id: w for w in verdict.winks}
     return sorted(
-        ((by_id[i].colour, "large" if by_id[i].diameter_mm > 20 else "small") for i in verdict.ids),
+        ((by_id[i].colour, by_id[i].size) for i in verdict.ids),
         key=lambda kind: (kind[0] or "", kind[1]),
     )
 
@@ -341,7 +341,7 @@ def run(
     lines.append(
         "winks found: "
         + ", ".join(
-            f"{w.id} ({w.colour or '?'} {'large' if w.diameter_mm > 20 else 'small'} "
+            f"{w.id} ({w.colour or '?'} {w.size} "
             f"at {w.ellipse.centre_xy_px[0]:.0f},{w.ellipse.centre_xy_px[1]:.0f} px)"
             for w in verdict.winks
         )
