@@ -15,12 +15,15 @@ from calibration.fit import (
     CameraFit,
     Observations,
     _camera_from_params,
+    _params_from_camera,
+    _residuals_mm_batch,
     baseline_segment_mm,
     edge_lines,
     fit_camera,
     focal_from_homography,
     initial_camera,
     mapping_sigma_mm,
+    residuals_mm,
     side_face_shift_mm,
 )
 from rules.board import BASELINE_DISTANCE_MM
@@ -112,6 +115,46 @@ def test_fit_keeps_given_distortion_when_told_not_to_fit_it() -> None:
     )
     fit = fit_camera(start, _exact_observations(truth), fit_distortion=False)
     assert fit.camera.dist_coeffs[0] == -0.09
+    err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
+    assert err.max() < 0.05
+
+
+@pytest.mark.parametrize(
+    "fixed_dist",
+    [
+        None,  # radial distortion only, as the fit estimates it
+        np.array([0.002, -0.0015, 0.01]),  # a lens calibration's tangential terms and k3, given
+    ],
+)
+def test_batched_residuals_agree_with_the_camera_model(fixed_dist) -> None:
+    # The fit's vectorised residuals must be the camera's own back-projection,
+    # for the parameters it starts from and for ones far off them.
+    truth = look_at_camera((1920, 1080), (-2100.0, -300.0, 2000.0), k1=-0.09)
+    obs = _exact_observations(truth)
+    params = np.tile(_params_from_camera(truth), (4, 1))
+    params[1, 1] += 0.2  # k1 off
+    params[2, 0] += 0.1  # focal length off by a tenth
+    params[3, 5:8] += 0.01  # turned
+    params[3, N_CAMERA_PARAMS:] = [1.0, -2.0, 0.5, 0.0]  # edges moved out and in
+    batch = _residuals_mm_batch(params, obs, fixed_dist)
+    for row, p in zip(batch, params, strict=True):
+        camera = _camera_from_params(p, (1920, 1080), fixed_dist)
+        np.testing.assert_allclose(row, residuals_mm(camera, obs, p[N_CAMERA_PARAMS:]), atol=1e-8)
+    # The true camera's residuals are zero: the points lie on their lines.
+    assert fixed_dist is not None or np.abs(batch[0]).max() < 1e-6
+
+
+def test_fit_keeps_given_tangential_distortion() -> None:
+    # --distortion k1,k2,p1,p2,k3 from a lens calibration: all five terms are
+    # the lens's, and the fit must not drop p1, p2 and k3.
+    given = np.array([-0.09, 0.003, 0.0015, -0.001, 0.002])
+    truth = look_at_camera((1920, 1080), (300.0, -200.0, 1700.0), k1=-0.09)
+    truth = CameraModel(
+        truth.image_size_wh, truth.camera_matrix, given, truth.rotation, truth.translation_mm
+    )
+    start = initial_camera(truth.mat_to_image(MAT_CORNERS_MM) + 1.0, (1920, 1080), given)
+    fit = fit_camera(start, _exact_observations(truth), fit_distortion=False)
+    np.testing.assert_array_equal(fit.camera.dist_coeffs, given)
     err = np.linalg.norm(fit.camera.image_to_mat(truth.mat_to_image(GRID_MM)) - GRID_MM, axis=1)
     assert err.max() < 0.05
 
