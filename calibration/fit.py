@@ -329,9 +329,10 @@ def residuals_mm(
 
 
 #: Fixed-point iterations of :func:`_residuals_mm_batch`'s undistortion at most
-#: (as OpenCV's ``undistortPointsIter`` is given), and the change in normalised
-#: image coordinates under which it has converged: far below the finite
-#: difference steps of the Jacobian (about 1e-8), so that they are not noise.
+#: (as OpenCV's ``undistortPointsIter`` is given), and the change per round (of
+#: the radial factor, or of the normalised image coordinates) under which it
+#: has converged: far below the relative steps of the Jacobian's finite
+#: differences (about 1.5e-8), so that the differences are not noise.
 _UNDISTORT_MAX_ITER = 50
 _UNDISTORT_TOL = 1e-15
 
@@ -347,7 +348,7 @@ def _residuals_mm_batch(
     vectorised pass serves a whole finite-difference Jacobian: the fit spends
     nearly all its time there, and one camera at a time costs a Python round
     trip and an OpenCV call per parameter. The result agrees with
-    :func:`residuals_mm` to within OpenCV's own stopping tolerance (about
+    :func:`residuals_mm` to within OpenCV's own stopping tolerance (a few
     1e-10 mm on the mat).
 
     Parameters
