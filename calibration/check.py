@@ -119,8 +119,8 @@ def camera_moved(
     lab = np.asarray(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2Lab), np.float32)
     bands_by_offset = [edge_band_colours(lab, camera, offset_mm=d) for d in _SEARCH_OFFSETS_MM]
     steps = np.array([band_steps(b) for b in bands_by_offset])
-    bands = bands_by_offset[list(_SEARCH_OFFSETS_MM).index(0.0)]
-    at_edge = band_steps(bands)
+    zero = list(_SEARCH_OFFSETS_MM).index(0.0)
+    bands, at_edge = bands_by_offset[zero], steps[zero]
     felt = _felt_round_the_pot(lab, camera)
     names = [line.name for line in edge_lines()]
     for i, name in enumerate(names):

@@ -321,11 +321,32 @@ def residuals_mm(
     ``edge_offsets_mm`` (4,) moves each mat edge outwards.
     """
     mat_xy = camera.image_to_mat(obs.image_xy_px, 0.0)
-    target = obs.line_offset_mm.copy()
-    if edge_offsets_mm is not None:
-        on_edge = obs.edge_index >= 0
-        target[on_edge] += edge_offsets_mm[obs.edge_index[on_edge]]
+    offsets = None if edge_offsets_mm is None else np.asarray(edge_offsets_mm)[None, :]
+    target = _line_offsets_mm(obs, offsets)[0]
     return np.asarray(np.sum(mat_xy * obs.line_normal, axis=1) - target, np.float64)
+
+
+def _line_offsets_mm(obs: Observations, edge_offsets_mm: FloatArray | None) -> FloatArray:
+    """Each point's line offset, its edge moved outwards by the edge's offset.
+
+    Parameters
+    ----------
+    obs : Observations
+        N points.
+    edge_offsets_mm : (m, 4) ndarray or None
+        Per set of parameters, how far each mat edge is moved outwards.
+
+    Returns
+    -------
+    (m, N) ndarray
+        ``m`` is 1 when ``edge_offsets_mm`` is None.
+    """
+    if edge_offsets_mm is None:
+        return obs.line_offset_mm[None, :].copy()
+    target = np.repeat(obs.line_offset_mm[None, :], len(edge_offsets_mm), axis=0)
+    on_edge = obs.edge_index >= 0
+    target[:, on_edge] += edge_offsets_mm[:, obs.edge_index[on_edge]]
+    return target
 
 
 #: Fixed-point iterations of :func:`_residuals_mm_batch`'s undistortion at most
@@ -435,9 +456,7 @@ def _residuals_mm_batch(
         scale = (0.0 - origin[2][:, None]) / ray[2]
         mat_x = origin[0][:, None] + scale * ray[0]
         mat_y = origin[1][:, None] + scale * ray[1]
-    target = np.broadcast_to(obs.line_offset_mm, (m, len(obs))).copy()
-    on_edge = obs.edge_index >= 0
-    target[:, on_edge] += params[:, N_CAMERA_PARAMS:][:, obs.edge_index[on_edge]]
+    target = _line_offsets_mm(obs, params[:, N_CAMERA_PARAMS:])
     return np.asarray(
         mat_x * obs.line_normal[None, :, 0] + mat_y * obs.line_normal[None, :, 1] - target,
         np.float64,
