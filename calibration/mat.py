@@ -296,6 +296,39 @@ def _uniformity(
     return float(keep.mean()), np.asarray(med, np.float64)
 
 
+def _quads_in_view(
+    pairs: list[tuple[int, int, float]], crossing: FloatArray, size_wh: tuple[int, int]
+) -> npt.NDArray[np.intp]:
+    """Line indices (i, j, k, m) of two pairs of opposite sides that can bound the mat, (n, 4).
+
+    Every two pairs of four different lines, whose directions differ by at
+    least 25 degrees, and whose four corners (``crossing``, (L, L, 2) px) lie
+    in the picture, in the order of :func:`itertools.combinations`. A cluttered
+    photo has tens of thousands of such combinations: they are judged all at
+    once here, and only the few left one at a time.
+    """
+    w, h = size_wh
+    if len(pairs) < 2:
+        return np.empty((0, 4), np.intp)
+    lines = np.array([(i, j) for i, j, _ in pairs], np.intp)
+    theta = np.array([t for _, _, t in pairs], np.float64)
+    first, second = np.triu_indices(len(pairs), 1)
+    i, j = lines[first, 0], lines[first, 1]
+    k, m = lines[second, 0], lines[second, 1]
+    distinct = (i != k) & (i != m) & (j != k) & (j != m)
+    dfam = np.abs((theta[first] - theta[second] + np.pi / 2) % np.pi - np.pi / 2)
+    keep = distinct & (dfam >= np.deg2rad(25))
+    i, j, k, m = i[keep], j[keep], k[keep], m[keep]
+    quad = np.stack([crossing[i, k], crossing[k, j], crossing[j, m], crossing[m, i]], axis=1)
+    # NaN (parallel lines) fails every comparison, so it is not "in view".
+    in_view = (
+        np.all(quad >= -1.5, axis=(1, 2))
+        & np.all(quad[:, :, 0] <= w + 0.5, axis=1)
+        & np.all(quad[:, :, 1] <= h + 0.5, axis=1)
+    )
+    return np.asarray(np.column_stack([i, j, k, m])[in_view], np.intp)
+
+
 def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
     """Find the mat's outline roughly (to a pixel or two of the working copy).
 
@@ -442,17 +475,8 @@ def find_mat_quads(
     along = np.einsum("ijk,ik->ij", crossing - feet[:, None, :], directions)
 
     candidates = []
-    for (i, j, ta), (k, m, tb) in itertools.combinations(pairs, 2):
-        if len({i, j, k, m}) < 4:
-            continue
-        dfam = abs((ta - tb + np.pi / 2) % np.pi - np.pi / 2)
-        if dfam < np.deg2rad(25):
-            continue
+    for i, j, k, m in _quads_in_view(pairs, crossing, (w, h)).tolist():
         quad = crossing[[i, k, j, m], [k, j, m, i]]
-        if not np.all(np.isfinite(quad)):
-            continue
-        if np.any(quad < -1.5) or np.any(quad[:, 0] > w + 0.5) or np.any(quad[:, 1] > h + 0.5):
-            continue
         hull = cv2.convexHull(quad.astype(np.float32), returnPoints=False)
         if len(hull) != 4:
             continue
@@ -469,7 +493,8 @@ def find_mat_quads(
         support = []
         for line_idx, e1, e2 in sides:
             t1, t2 = float(along[line_idx, e1]), float(along[line_idx, e2])
-            support.append(_side_support(*profiles[line_idx], t1, t2))
+            t_line, prof_line = profiles[line_idx]
+            support.append(_side_support(t_line, prof_line, t1, t2))
         s = np.array(support)
         if s.min() < 0.5:
             continue
