@@ -506,7 +506,7 @@ def fit_camera(
     fit_k2: bool = True,
     fit_edge_offsets: bool = False,
     side_faces_only: bool = False,
-    max_nfev: int = 400,
+    max_nfev: int = 40,
     rounds: int = 3,
 ) -> CameraFit:
     """Refine focal length, k1, k2, principal point and pose so points lie on their lines.
@@ -528,7 +528,9 @@ def fit_camera(
         :data:`MIN_SIDE_FACE_SHIFT_MM`); the other edges, seen at their top,
         then fix the scale where too few baselines do.
     max_nfev : int
-        Evaluation budget of each Levenberg-Marquardt run.
+        Evaluation budget of each Levenberg-Marquardt run: about one
+        iteration each, as the Jacobian comes in one batch and is not
+        counted. A fit that no camera explains runs to the budget.
     rounds : int
         Reweighting rounds (Huber, and each line by its scatter); 1 is plain
         least squares.
