@@ -215,7 +215,7 @@ def _quick_fit(
             Observations.concat([obs, lines]),
             fit_distortion=False,
             fit_k2=False,
-            max_nfev=80,
+            max_nfev=20,
             rounds=2,
         ).camera
     obs, _ = _edge_observations(image_lab, camera, wide)
@@ -225,10 +225,11 @@ def _quick_fit(
     if rough:
         lines, _ = _baseline_observations(image_lab, camera, wide)
         obs = Observations.concat([obs, lines])
-    # A small budget: the wrong hypothesis (long and short sides swapped) would
-    # otherwise spend hundreds of evaluations failing to converge.
+    # A small budget (20 iterations): the wrong hypothesis (long and short sides
+    # swapped) would otherwise spend hundreds of evaluations failing to converge,
+    # and only the refinement needs a converged fit.
     fit = fit_camera(
-        camera, obs, fit_distortion=fit_distortion, fit_k2=False, max_nfev=80, rounds=2
+        camera, obs, fit_distortion=fit_distortion, fit_k2=False, max_nfev=20, rounds=2
     )
     _, info = _baseline_observations(image_lab, fit.camera, wide)
     _, edge_fraction = _edge_observations(image_lab, fit.camera, wide)
