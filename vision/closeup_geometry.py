@@ -163,6 +163,44 @@ def fit_circle(points_xy: FloatArray) -> tuple[FloatArray, float, float]:
     return centre, radius, float(np.sqrt(np.mean(resid**2)))
 
 
+def fit_circles(points_xy: FloatArray, counts: npt.ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """:func:`fit_circle` of several point sets at once: centres (g, 2) and radii (g,).
+
+    Parameters
+    ----------
+    points_xy : (n, 2) ndarray
+        The sets one after another.
+    counts : (g,) array_like of int
+        How many points each set has, at least 3.
+    """
+    p = np.asarray(points_xy, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.intp)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    # About each set's mean: the same circle, better conditioned normal equations.
+    mean = np.add.reduceat(p, starts, axis=0) / counts[:, None]
+    q = p - np.repeat(mean, counts, axis=0)
+    qx, qy = q[:, 0], q[:, 1]
+    qq = qx * qx + qy * qy
+    # Rows (2 qx, 2 qy, 1) against qq: the 3x3 normal equations of each set.
+    terms = np.column_stack(
+        [4 * qx * qx, 4 * qx * qy, 2 * qx, 4 * qy * qy, 2 * qy, 2 * qx * qq, 2 * qy * qq, qq]
+    )
+    sums = np.add.reduceat(terms, starts, axis=0)
+    xx, xy, x1, yy, y1, xb, yb, b1 = sums.T
+    normal = np.stack(
+        [
+            np.stack([xx, xy, x1], axis=-1),
+            np.stack([xy, yy, y1], axis=-1),
+            np.stack([x1, y1, counts.astype(np.float64)], axis=-1),
+        ],
+        axis=-2,
+    )
+    sol = np.linalg.solve(normal, np.stack([xb, yb, b1], axis=-1)[..., None])[..., 0]
+    centre_q = sol[:, :2]
+    radius = np.sqrt(np.maximum(sol[:, 2] + np.sum(centre_q**2, axis=1), 1e-12))
+    return centre_q + mean, radius
+
+
 def rim_heights_mm(
     plane_xy_mm: FloatArray,
     centre_xy_mm: FloatArray,
@@ -176,10 +214,11 @@ def rim_heights_mm(
     the lower end of the wink's side wall and on the far side its upper end;
     with rounded edges those lie ``rounding_mm`` inside the faces. The
     camera's foot is the origin of plane coordinates. ``base_mm`` may vary per
-    point (a leaning wink).
+    point (a leaning wink), and so may ``centre_xy_mm``, (2,) or (n, 2) (the
+    points of several winks at once).
     """
-    towards_camera = -centre_xy_mm
-    near = (plane_xy_mm - centre_xy_mm) @ towards_camera > 0
+    towards_camera = -np.asarray(centre_xy_mm)
+    near = np.sum((plane_xy_mm - centre_xy_mm) * towards_camera, axis=-1) > 0
     base = np.broadcast_to(np.asarray(base_mm, dtype=np.float64), (len(plane_xy_mm),))
     wall_mm = min(rounding_mm, thickness_mm / 2)
     return np.where(near, base + wall_mm, base + thickness_mm - wall_mm)
@@ -261,12 +300,43 @@ def fit_circle_known_radius(
     still fixes the centre.
     """
     p = np.asarray(points_xy, dtype=np.float64)
+    centre = np.asarray(start_xy, dtype=np.float64).copy()
+    # Gauss-Newton with step halving (a descent method, as MINPACK's
+    # Levenberg-Marquardt is), in numpy: review calls this hundreds of times
+    # a photo, and scipy's set-up cost more than the fit.
+    offset = p - centre
+    dist = np.hypot(offset[:, 0], offset[:, 1])
+    resid = dist - radius
+    cost = float(resid @ resid)
+    for _ in range(_KNOWN_RADIUS_MAX_ITER):
+        jac = -offset / np.maximum(dist, 1e-12)[:, None]
+        try:
+            step = np.linalg.solve(jac.T @ jac, -(jac.T @ resid))
+        except np.linalg.LinAlgError:
+            break
+        scale = 1.0
+        while scale >= 1e-6:
+            trial = centre + scale * step
+            t_offset = p - trial
+            t_dist = np.hypot(t_offset[:, 0], t_offset[:, 1])
+            t_resid = t_dist - radius
+            t_cost = float(t_resid @ t_resid)
+            if t_cost <= cost:
+                break
+            scale *= 0.5
+        else:
+            break
+        moved = scale * float(np.hypot(step[0], step[1]))
+        centre, offset, dist, resid, cost = trial, t_offset, t_dist, t_resid, t_cost
+        if moved <= _KNOWN_RADIUS_XTOL * (1.0 + float(np.hypot(centre[0], centre[1]))):
+            break
+    return centre, float(np.sqrt(np.mean(resid**2)))
 
-    def resid(c: FloatArray) -> FloatArray:
-        return np.asarray(np.hypot(p[:, 0] - c[0], p[:, 1] - c[1]) - radius)
 
-    sol = optimize.least_squares(resid, x0=np.asarray(start_xy, dtype=np.float64), method="lm")
-    return np.asarray(sol.x), float(np.sqrt(np.mean(sol.fun**2)))
+#: Iterations and relative step at which :func:`fit_circle_known_radius` stops
+#: (MINPACK's default tolerance is 1e-8: this is tighter).
+_KNOWN_RADIUS_MAX_ITER = 100
+_KNOWN_RADIUS_XTOL = 1e-12
 
 
 def fit_wink_circle(
@@ -328,19 +398,23 @@ def estimate_plane(
     if not rims_image_px:
         raise RectificationError("no wink rims to rectify the mat plane from")
     subsample = [r[:: max(1, len(r) // 150)] for r in rims_image_px]
+    # All rims in one array: the optimiser calls circularity hundreds of times.
+    all_px = np.vstack(subsample)
+    counts = np.array([len(r) for r in subsample])
 
     def circularity(params: FloatArray, distance_mm: float | None) -> FloatArray:
         plane = MatPlane(intrinsics, _normal_from_angles(params[0], params[1]), distance_mm or 1.0)
-        res = []
-        for rim in subsample:
-            p = plane.to_plane(rim, 0.0 if distance_mm is None else thickness_mm / 2)
-            c, r, _ = fit_circle(p)
-            if distance_mm is not None:
-                # The outline is the lower rim on the camera's side, the upper rim beyond.
-                p = plane.to_plane(rim, rim_heights_mm(p, c, 0.0, thickness_mm))
-                c, r, _ = fit_circle(p)
-            res.append((np.hypot(p[:, 0] - c[0], p[:, 1] - c[1]) - r) / r)
-        return np.concatenate(res)
+        p = plane.to_plane(all_px, 0.0 if distance_mm is None else thickness_mm / 2)
+        c, r = fit_circles(p, counts)
+        if distance_mm is not None:
+            # The outline is the lower rim on the camera's side, the upper rim beyond.
+            heights = rim_heights_mm(p, np.repeat(c, counts, axis=0), 0.0, thickness_mm)
+            p = plane.to_plane(all_px, heights)
+            c, r = fit_circles(p, counts)
+        c_each, r_each = np.repeat(c, counts, axis=0), np.repeat(r, counts)
+        return np.asarray(
+            (np.hypot(p[:, 0] - c_each[:, 0], p[:, 1] - c_each[:, 1]) - r_each) / r_each
+        )
 
     def solve(x0: list[float], distance_mm: float | None, nfev: int) -> optimize.OptimizeResult:
         return optimize.least_squares(

@@ -1,0 +1,76 @@
+"""Circle fits of the close-up reader: known answers, and agreement with the reference fits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from vision.closeup_geometry import fit_circle, fit_circle_known_radius, fit_circles
+
+
+def _arc(
+    rng: np.random.Generator, centre_xy: np.ndarray, radius: float, span_rad: float, n: int
+) -> np.ndarray:
+    angles = rng.uniform(0.0, 2 * np.pi) + rng.uniform(0.0, span_rad, n)
+    return centre_xy + radius * np.column_stack([np.cos(angles), np.sin(angles)])
+
+
+def test_circles_fitted_together_are_the_circles_fitted_one_by_one() -> None:
+    rng = np.random.default_rng(0)
+    # Rims far from the origin, as plane mm are: the one-by-one fit is the reference.
+    sets = []
+    for _ in range(5):
+        n = int(rng.integers(20, 150))
+        arc = _arc(rng, rng.uniform(-400, 400, 2), rng.uniform(6, 12), 4.0, n)
+        sets.append(arc + rng.normal(0.0, 0.05, (n, 2)))
+    centres, radii = fit_circles(np.vstack(sets), [len(s) for s in sets])
+    for points, centre, radius in zip(sets, centres, radii, strict=True):
+        ref_centre, ref_radius, _ = fit_circle(points)
+        assert centre == pytest.approx(ref_centre, abs=1e-8)
+        assert radius == pytest.approx(ref_radius, abs=1e-8)
+
+
+def test_exact_circles_fitted_together_give_their_centres_and_radii() -> None:
+    rng = np.random.default_rng(1)
+    truth = [((10.0, -3.0), 11.0), ((250.0, 80.0), 8.0)]
+    sets = [_arc(rng, np.array(c), r, 2 * np.pi, 40) for c, r in truth]
+    centres, radii = fit_circles(np.vstack(sets), [40, 40])
+    assert centres == pytest.approx(np.array([c for c, _ in truth]), abs=1e-9)
+    assert radii == pytest.approx([r for _, r in truth], abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("span_rad", "start_off_mm"),
+    [
+        (6.0, 0.5),  # a whole rim, started near
+        (1.2, 2.0),  # a third of a rim (a wink half under another), started 2 mm off
+        (0.5, 1.0),  # a short arc
+    ],
+)
+def test_known_radius_fit_finds_the_centre_of_an_exact_arc(
+    span_rad: float, start_off_mm: float
+) -> None:
+    rng = np.random.default_rng(2)
+    centre = np.array([120.0, -45.0])
+    points = _arc(rng, centre, 11.0, span_rad, 60)
+    got, rms = fit_circle_known_radius(points, 11.0, centre + start_off_mm * np.array([0.6, 0.8]))
+    assert got == pytest.approx(centre, abs=1e-7)
+    assert rms == pytest.approx(0.0, abs=1e-7)
+
+
+def test_known_radius_fit_agrees_with_minpack_on_noisy_arcs() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        centre, radius = rng.uniform(-300, 300, 2), rng.uniform(5, 15)
+        points = _arc(rng, centre, radius, rng.uniform(0.3, 6.3), int(rng.integers(8, 200)))
+        points += rng.normal(0.0, 0.1, points.shape)
+        start = centre + rng.normal(0.0, 2.0, 2)
+        got, _ = fit_circle_known_radius(points, radius, start)
+
+        def resid(c: np.ndarray, points: np.ndarray = points, radius: float = radius) -> np.ndarray:
+            return np.hypot(points[:, 0] - c[0], points[:, 1] - c[1]) - radius
+
+        reference = optimize.least_squares(resid, x0=start, method="lm").x
+        # MINPACK stops at a relative step of 1e-8.
+        assert got == pytest.approx(reference, abs=1e-5)
