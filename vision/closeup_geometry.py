@@ -195,7 +195,12 @@ def fit_circles(points_xy: FloatArray, counts: npt.ArrayLike) -> tuple[FloatArra
         ],
         axis=-2,
     )
-    sol = np.linalg.solve(normal, np.stack([xb, yb, b1], axis=-1)[..., None])[..., 0]
+    try:
+        sol = np.linalg.solve(normal, np.stack([xb, yb, b1], axis=-1)[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        # A set on one line: the least-squares fit of each set says what it can.
+        fits = [fit_circle(p[a : a + n]) for a, n in zip(starts, counts, strict=True)]
+        return np.array([c for c, _, _ in fits]), np.array([r for _, r, _ in fits])
     centre_q = sol[:, :2]
     radius = np.sqrt(np.maximum(sol[:, 2] + np.sum(centre_q**2, axis=1), 1e-12))
     return centre_q + mean, radius

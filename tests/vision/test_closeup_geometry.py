@@ -74,3 +74,13 @@ def test_known_radius_fit_agrees_with_minpack_on_noisy_arcs() -> None:
         reference = optimize.least_squares(resid, x0=start, method="lm").x
         # MINPACK stops at a relative step of 1e-8.
         assert got == pytest.approx(reference, abs=1e-5)
+
+
+def test_a_set_on_one_line_among_circles_gives_no_error() -> None:
+    rng = np.random.default_rng(4)
+    circle = _arc(rng, np.array([5.0, 5.0]), 8.0, 2 * np.pi, 30)
+    line = np.column_stack([np.linspace(0.0, 10.0, 10), np.zeros(10)])
+    centres, radii = fit_circles(np.vstack([circle, line]), [30, 10])
+    # The circle is still fitted; the line gets whatever the least-squares fit gives.
+    assert centres[0] == pytest.approx([5.0, 5.0], abs=1e-9)
+    assert radii[0] == pytest.approx(8.0, abs=1e-9)
