@@ -298,18 +298,19 @@ def _uniformity(
 
 def _quads_in_view(
     pairs: list[tuple[int, int, float]], crossing: FloatArray, size_wh: tuple[int, int]
-) -> npt.NDArray[np.intp]:
-    """Line indices (i, j, k, m) of two pairs of opposite sides that can bound the mat, (n, 4).
+) -> tuple[npt.NDArray[np.intp], FloatArray]:
+    """Two pairs of opposite sides that can bound the mat: line indices (n, 4), corners (n, 4, 2).
 
     Every two pairs of four different lines, whose directions differ by at
     least 25 degrees, and whose four corners (``crossing``, (L, L, 2) px) lie
     in the picture, in the order of :func:`itertools.combinations`. A cluttered
     photo has tens of thousands of such combinations: they are judged all at
-    once here, and only the few left one at a time.
+    once here, and only the few left one at a time. The corners of lines
+    (i, j, k, m) run i-k, k-j, j-m, m-i round the quadrilateral.
     """
     w, h = size_wh
     if len(pairs) < 2:
-        return np.empty((0, 4), np.intp)
+        return np.empty((0, 4), np.intp), np.empty((0, 4, 2))
     lines = np.array([(i, j) for i, j, _ in pairs], np.intp)
     theta = np.array([t for _, _, t in pairs], np.float64)
     first, second = np.triu_indices(len(pairs), 1)
@@ -326,7 +327,8 @@ def _quads_in_view(
         & np.all(quad[:, :, 0] <= w + 0.5, axis=1)
         & np.all(quad[:, :, 1] <= h + 0.5, axis=1)
     )
-    return np.asarray(np.column_stack([i, j, k, m])[in_view], np.intp)
+    lines_ijkm = np.asarray(np.column_stack([i, j, k, m])[in_view], np.intp)
+    return lines_ijkm, np.asarray(quad[in_view], np.float64)
 
 
 def find_mat_quad(image_bgr: UInt8Array) -> MatQuad | CalibrationFailure:
@@ -475,8 +477,8 @@ def find_mat_quads(
     along = np.einsum("ijk,ik->ij", crossing - feet[:, None, :], directions)
 
     candidates = []
-    for i, j, k, m in _quads_in_view(pairs, crossing, (w, h)).tolist():
-        quad = crossing[[i, k, j, m], [k, j, m, i]]
+    in_view, quads = _quads_in_view(pairs, crossing, (w, h))
+    for (i, j, k, m), quad in zip(in_view.tolist(), quads, strict=True):
         hull = cv2.convexHull(quad.astype(np.float32), returnPoints=False)
         if len(hull) != 4:
             continue

@@ -12,10 +12,10 @@ from calibration.mat import _quads_in_view
 
 def _quads_one_at_a_time(
     pairs: list[tuple[int, int, float]], crossing: np.ndarray, size_wh: tuple[int, int]
-) -> list[tuple[int, int, int, int]]:
+) -> tuple[list[tuple[int, int, int, int]], list[np.ndarray]]:
     """The filter as the search wrote it before it was vectorised: the reference."""
     w, h = size_wh
-    kept = []
+    kept, corners = [], []
     for (i, j, ta), (k, m, tb) in itertools.combinations(pairs, 2):
         if len({i, j, k, m}) < 4:
             continue
@@ -27,7 +27,8 @@ def _quads_one_at_a_time(
         if np.any(quad < -1.5) or np.any(quad[:, 0] > w + 0.5) or np.any(quad[:, 1] > h + 0.5):
             continue
         kept.append((i, j, k, m))
-    return kept
+        corners.append(quad)
+    return kept, corners
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])  # three random sets of lines and corners
@@ -42,12 +43,15 @@ def test_vectorised_quad_filter_keeps_what_the_loop_keeps_in_its_order(seed: int
         for i, j in itertools.combinations(range(n_lines), 2)
         if rng.random() < 0.5
     ]
-    expected = _quads_one_at_a_time(pairs, crossing, size_wh)
-    got = [tuple(row) for row in _quads_in_view(pairs, crossing, size_wh).tolist()]
+    expected, expected_corners = _quads_one_at_a_time(pairs, crossing, size_wh)
+    lines, corners = _quads_in_view(pairs, crossing, size_wh)
     assert len(expected) > 0
-    assert got == expected
+    assert [tuple(row) for row in lines.tolist()] == expected
+    np.testing.assert_array_equal(corners, np.array(expected_corners))
 
 
 def test_fewer_than_two_pairs_make_no_quad() -> None:
     crossing = np.zeros((2, 2, 2))
-    assert _quads_in_view([(0, 1, 0.0)], crossing, (640, 480)).shape == (0, 4)
+    lines, corners = _quads_in_view([(0, 1, 0.0)], crossing, (640, 480))
+    assert lines.shape == (0, 4)
+    assert corners.shape == (0, 4, 2)
