@@ -53,6 +53,9 @@ _SOLID_THRESHOLD = 1.2 * _BLOB_THRESHOLD
 _OWN_HUE_CHROMA = 20.0
 #: RANSAC: rim points within this many pixels of an ellipse support it.
 _INLIER_PX = 2.0
+#: Iso-line chains shorter than this (points) are texture on a wink or the felt,
+#: not a rim worth fitting.
+_MIN_CHAIN_POINTS = 60
 #: How far inside a wink's silhouette the half-level edge against the felt lies, px:
 #: the median of 293 flat, whole winks rectified with the true camera in 127
 #: generated close-ups (radius 0.39 px short; 10th-90th percentile about -1 to +0.2 px).
@@ -638,6 +641,70 @@ def _to_true_edge(
     return np.asarray(rim_px + normal * shift[:, None])
 
 
+def iso_chains(values: FloatArray, level: float, min_points: int) -> list[FloatArray]:
+    """The iso-lines of ``values`` at ``level`` with at least ``min_points`` points.
+
+    Exactly the chains of ``skimage.measure.find_contours(values, level)``
+    that long, in the same order, as (n, 2) ``image_xy`` pixel arrays. A
+    large blob of wink colour (a pot, a ball, a pile) is speckled with
+    texture that traces thousands of tiny chains, and assembling those took
+    most of the time: specks too small to give a chain that long are evened
+    out first (see :func:`_without_specks`).
+
+    Parameters
+    ----------
+    values : (h, w) float ndarray
+    level : float
+    min_points : int
+
+    Returns
+    -------
+    list of (n, 2) float ndarray
+        ``(x_px, y_px)`` along each chain.
+    """
+    evened = _without_specks(np.asarray(values), level, min_points)
+    return [c[:, ::-1] for c in measure.find_contours(evened, level) if len(c) >= min_points]
+
+
+def _without_specks(values: FloatArray, level: float, min_points: int) -> FloatArray:
+    """``values`` with every speck whose iso-line chains are all too short evened out.
+
+    A speck is a connected part of the pixels above ``level`` (4-connected,
+    as marching squares joins them by default) or of those at or below it
+    (8-connected). Each point of a chain lies on one pixel edge between the
+    two sides, so a chain round a part crossing ``c`` edges has at most
+    ``c + 1`` points. A part with ``c + 1 < min_points`` is set to the other
+    side: its chains vanish, and no other chain changes, because a 2 x 2
+    cell that holds a speck's pixel holds no pixel of another part on the
+    same side (they would be one part), and a chain through a cell uses only
+    the values along its own pixel edges. The parts above are evened first;
+    the parts below are then taken from what is left.
+    """
+    out = values
+    for above, connectivity, fill in ((True, 4, level - 1.0), (False, 8, level + 1.0)):
+        high = out > level
+        side = high if above else ~high
+        n_parts, labels = cv2.connectedComponents(side.astype(np.uint8), connectivity=connectivity)
+        if n_parts <= 1:
+            continue
+        # Crossed pixel edges at each pixel; of the two pixels along an edge
+        # exactly one is on this side, so a part's sum is its own crossings.
+        across = high[:, 1:] != high[:, :-1]
+        down = high[1:, :] != high[:-1, :]
+        edges = np.zeros(high.shape, dtype=np.uint8)
+        edges[:, 1:] += across
+        edges[:, :-1] += across
+        edges[1:, :] += down
+        edges[:-1, :] += down
+        crossings = np.bincount(labels.ravel(), weights=edges.ravel(), minlength=n_parts)
+        small = crossings + 1 < min_points
+        small[0] = False
+        if not small.any():
+            continue
+        out = np.where(small[labels], np.asarray(fill, dtype=out.dtype), out)
+    return out
+
+
 def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     """Pixels' colour differences from the felt as shares of the basis colours.
 
@@ -662,15 +729,35 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     if k <= 3:
         mix = np.linalg.pinv(basis).astype(np.float32)  # (k, 3)
         return np.asarray(delta @ mix.T)
-    cols = np.array([[c for c in range(k) if c != drop] for drop in range(k)])  # (k, k-1)
-    mixes = np.concatenate([np.linalg.pinv(basis[:, c]).T for c in cols], axis=1)  # (3, k*(k-1))
-    subs = (delta @ mixes.astype(np.float32)).reshape(len(delta), k, k - 1)
-    cost = np.abs(subs).sum(axis=2) + 10.0 * np.maximum(-subs - 0.1, 0.0).sum(axis=2)
-    choice = np.argmin(cost, axis=1)
-    rows = np.arange(len(delta))
-    out = np.zeros((len(delta), k), dtype=np.float32)
-    out[rows[:, None], cols[choice]] = subs[rows, choice]
-    return out
+    m = k - 1
+    cols = [[c for c in range(k) if c != drop] for drop in range(k)]
+    mixes = np.concatenate([np.linalg.pinv(basis[:, c]).T for c in cols], axis=1)  # (3, k*m)
+    # One row per (dropped colour, share): these maps have millions of pixels,
+    # and numpy sums and picks along long contiguous rows far faster than
+    # along a short last axis.
+    subs = mixes.astype(np.float32).T @ delta.T  # (k*m, n): row drop*m + i
+    choice = np.zeros(len(delta), dtype=np.intp)
+    least: npt.NDArray[np.float32] | None = None
+    for drop in range(k):
+        rows = subs[drop * m : (drop + 1) * m]
+        total = np.abs(rows[0])
+        negative = np.maximum(-rows[0] - 0.1, 0.0)
+        for i in range(1, m):
+            total += np.abs(rows[i])
+            negative += np.maximum(-rows[i] - 0.1, 0.0)
+        cost = total + 10.0 * negative
+        if least is None:
+            least = cost
+        else:
+            # Strictly less: a tie keeps the first mix, as argmin would.
+            choice[cost < least] = drop
+            np.minimum(least, cost, out=least)
+    out = np.zeros((k, len(delta)), dtype=np.float32)
+    for drop in range(k):
+        here = choice == drop
+        for i, c in enumerate(cols[drop]):
+            np.copyto(out[c], subs[drop * m + i], where=here)
+    return out.T
 
 
 def _winks_in_blob(
@@ -704,29 +791,32 @@ def _winks_in_blob(
     solid &= grad < 0.5 * dist
     if solid.sum() < 200:
         return []
-    d_lab = lab[solid] - felt_lab
-    hue = np.degrees(np.arctan2(d_lab[:, 2], d_lab[:, 1]))
+    lab_solid = lab[solid]
+    d_ab = lab_solid[:, 1:] - felt_lab[1:]
     # A wink of the felt's own hue (green on green felt) differs from the felt
     # only in shade and saturation, so the hue of the difference can point
     # anywhere (a paler green wink looks "red"). Where the pixel itself is
     # clearly coloured its own hue decides.
-    own_ab = lab[solid][:, 1:] - 128.0
+    own_ab = lab_solid[:, 1:] - 128.0
     own_chroma = np.hypot(own_ab[:, 0], own_ab[:, 1])
-    hue = np.where(
-        own_chroma >= _OWN_HUE_CHROMA, np.degrees(np.arctan2(own_ab[:, 1], own_ab[:, 0])), hue
-    )
-    chroma = np.hypot(d_lab[:, 1], d_lab[:, 2])
+    hue_ab = np.where((own_chroma >= _OWN_HUE_CHROMA)[:, None], own_ab, d_ab)
+    chroma = np.hypot(d_ab[:, 0], d_ab[:, 1])
     names = list(_HUE_DEG)
-    centres = np.array([_HUE_DEG[c] for c in names])
-    diff = np.abs((hue[:, None] - centres[None, :] + 180) % 360 - 180)
-    cls = np.argmin(diff, axis=1)
+    # The nearest colour's hue is the one with the largest cosine to the
+    # pixel's (a*, b*) direction: the same as the least angle, without angles.
+    hue_unit = np.array(
+        [[math.cos(math.radians(_HUE_DEG[c])), math.sin(math.radians(_HUE_DEG[c]))] for c in names],
+        dtype=np.float32,
+    )
+    cls = np.argmax(hue_ab @ hue_unit.T, axis=1)
     cls[chroma < 4.0] = -1
     min_px = max(300, int(0.02 * solid.sum()))
+    delta_solid = delta[solid]
     present = []
     for k, colour in enumerate(names):
         sel = cls == k
         if sel.sum() >= min_px:
-            present.append((int(sel.sum()), colour, np.median(delta[solid][sel], axis=0)))
+            present.append((int(sel.sum()), colour, np.median(delta_solid[sel], axis=0)))
     if not present:
         return []
     present.sort(key=lambda p: -p[0])
@@ -749,7 +839,7 @@ def _winks_in_blob(
     for k, (_, colour, _) in enumerate(present):
         share = cv2.GaussianBlur(np.ascontiguousarray(shares[..., k]), (0, 0), 0.8)
         share[~near_wink] = 0.0
-        chains = [c[:, ::-1] for c in measure.find_contours(share, 0.5) if len(c) >= 60]
+        chains = iso_chains(share, 0.5, _MIN_CHAIN_POINTS)
         if not chains:
             continue
         rim = np.vstack(chains)

@@ -1,0 +1,74 @@
+"""The close-up reader's building blocks (vision/closeup.py), against plain references."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from skimage import measure
+
+from vision.closeup import _unmix, iso_chains
+
+
+def _speckled_blobs(seed: int) -> np.ndarray:
+    """A share-like map: three discs of ~1 with blurred noise over them and the felt."""
+    rng = np.random.default_rng(seed)
+    values = np.zeros((260, 300), dtype=np.float32)
+    for centre_xy, radius_px in (((80, 90), 55), ((190, 120), 40), ((150, 210), 30)):
+        cv2.circle(values, centre_xy, radius_px, 1.0, -1)
+    noise = cv2.GaussianBlur(rng.normal(0.0, 1.0, values.shape).astype(np.float32), (0, 0), 1.2)
+    # Enough noise that both the discs and the felt break into many specks.
+    return cv2.GaussianBlur(values, (0, 0), 0.8) + 0.9 * noise
+
+
+@pytest.mark.parametrize(
+    ("seed", "level", "min_points"),
+    [
+        (0, 0.5, 60),  # the reader's own setting
+        (1, 0.5, 60),  # another speckle
+        (2, 0.3, 20),  # a lower level and shorter chains kept
+        (3, 0.7, 120),  # a higher level, only long chains kept
+    ],
+)
+def test_long_iso_chains_are_exactly_those_of_find_contours(seed, level, min_points):
+    values = _speckled_blobs(seed)
+    expected = [c[:, ::-1] for c in measure.find_contours(values, level) if len(c) >= min_points]
+    got = iso_chains(values, level, min_points)
+    # The test means something only if specks were there to drop.
+    assert len(measure.find_contours(values, level)) > 3 * len(expected)
+    assert len(got) == len(expected) > 0
+    for got_chain, expected_chain in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(got_chain, expected_chain)
+
+
+def test_iso_chains_of_a_clean_disc_trace_its_rim():
+    values = np.zeros((120, 120), dtype=np.float32)
+    cv2.circle(values, (60, 50), 30, 1.0, -1)
+    (chain,) = iso_chains(cv2.GaussianBlur(values, (0, 0), 1.0), 0.5, 60)
+    radius_px = np.hypot(chain[:, 0] - 60, chain[:, 1] - 50)
+    # cv2.circle's filled disc reaches about half a pixel past its radius.
+    assert np.all(np.abs(radius_px - 30.5) < 1.0)
+
+
+def _unmix_by_search(delta: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """Each pixel's mix found one pixel at a time: every three-colour mix, least cost wins."""
+    k = basis.shape[1]
+    out = np.zeros((len(delta), k), dtype=np.float32)
+    for row, pixel in enumerate(delta):
+        best_cost, best = np.inf, None
+        for drop in range(k):
+            cols = [c for c in range(k) if c != drop]
+            shares = (np.linalg.pinv(basis[:, cols]).astype(np.float32) @ pixel).astype(np.float32)
+            cost = np.abs(shares).sum() + 10.0 * np.maximum(-shares - 0.1, 0.0).sum()
+            if cost < best_cost:
+                best_cost, best = cost, (cols, shares)
+        cols, shares = best
+        out[row, cols] = shares
+    return out
+
+
+def test_unmix_gives_each_pixel_its_simplest_three_colour_mix():
+    rng = np.random.default_rng(4)
+    basis = rng.normal(0.0, 60.0, (3, 4)).astype(np.float32)
+    delta = rng.normal(0.0, 40.0, (300, 3)).astype(np.float32)
+    np.testing.assert_allclose(_unmix(delta, basis), _unmix_by_search(delta, basis), atol=1e-4)
