@@ -133,7 +133,8 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
                 err = None
             except ValueError as exc:
                 verdict, err = None, str(exc)
-            times.append(time.perf_counter() - t0)
+            seconds = time.perf_counter() - t0
+            times.append(seconds)
             truth_gap = float(disputed.plan_gap_mm)
             truth_squop = bool(disputed.squop)
             painter = bool(
@@ -150,6 +151,7 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
                 "gap": truth_gap,
                 "squop": truth_squop,
                 "upper": disputed.upper,
+                "seconds": round(seconds, 2),
             }
             if verdict is None:
                 row.update(result="error", detail=err)
