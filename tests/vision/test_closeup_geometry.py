@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from vision.closeup_geometry import fit_circle, fit_circle_known_radius, fit_circles
+from vision.closeup_geometry import (
+    _forward_jacobian,
+    fit_circle,
+    fit_circle_known_radius,
+    fit_circles,
+)
 
 
 def _arc(
@@ -84,3 +89,49 @@ def test_a_set_on_one_line_among_circles_gives_no_error() -> None:
     # The circle is still fitted; the line gets whatever the least-squares fit gives.
     assert centres[0] == pytest.approx([5.0, 5.0], abs=1e-9)
     assert radii[0] == pytest.approx(8.0, abs=1e-9)
+
+
+def _block_residuals(counts: list[int], calls: list[int]):
+    """Residuals of circles sharing a scale and an offset: block i is circle i's rim."""
+    angles = [np.linspace(0.0, 2 * np.pi, n, endpoint=False) for n in counts]
+
+    def fun(x: np.ndarray) -> np.ndarray:
+        calls.append(1)
+        scale, shift_x, shift_y = x[:3]
+        out = []
+        for i, t in enumerate(angles):
+            cx, cy = x[3 + 2 * i : 5 + 2 * i]
+            px = scale * (np.cos(t) * 10.0 + 3.0) + shift_x
+            py = scale * (np.sin(t) * 10.0 - 2.0) + shift_y
+            out.append(np.hypot(px - cx, py - cy) - 10.0)
+        return np.concatenate(out)
+
+    return fun
+
+
+def test_block_jacobian_is_the_one_parameter_at_a_time_jacobian_from_fewer_calls() -> None:
+    counts = [7, 12, 5, 9]
+    calls: list[int] = []
+    fun = _block_residuals(counts, calls)
+    x = np.array([1.1, 0.4, -0.3, 3.2, -1.9, 3.5, -2.4, 2.9, -1.7, 3.1, -2.2])
+    lower = np.array([0.0, -1.0, -1.0, *([-np.inf] * 8)])
+    # The scale's forward step would cross its upper bound: it is taken backwards.
+    upper = np.array([1.1, 1.0, 1.0, *([np.inf] * 8)])
+    f0 = fun(x)
+    calls.clear()
+    jac = _forward_jacobian(fun, x, f0, (lower, upper), 3, counts)
+    assert len(calls) == 3 + 2  # not 3 + 2 * 4
+    # One parameter at a time, with the same steps.
+    step = np.sqrt(np.finfo(float).eps) * np.maximum(1.0, np.abs(x)) * np.where(x >= 0, 1, -1)
+    step[0] = -step[0]
+    expected = np.empty_like(jac)
+    for j in range(len(x)):
+        x1 = x.copy()
+        x1[j] += step[j]
+        expected[:, j] = (fun(x1) - f0) / (x1[j] - x[j])
+    np.testing.assert_array_equal(jac, expected)
+    # And close to the true derivatives: d/d(centre x) of a rim's residual is -(px - cx) / dist.
+    px = 1.1 * (np.cos(np.linspace(0, 2 * np.pi, 7, endpoint=False)) * 10 + 3) + 0.4
+    py = 1.1 * (np.sin(np.linspace(0, 2 * np.pi, 7, endpoint=False)) * 10 - 2) - 0.3
+    dist = np.hypot(px - 3.2, py + 1.9)
+    np.testing.assert_allclose(jac[:7, 3], -(px - 3.2) / dist, atol=1e-6)
