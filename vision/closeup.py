@@ -236,6 +236,44 @@ def _conic_to_ellipse(conic: FloatArray, mean: FloatArray, scale: float) -> Imag
     )
 
 
+class _RimIndex:
+    """Rim points sorted by x, to find those near an ellipse without looking at all.
+
+    A cluttered blob (a pot, a ball) has tens of thousands of rim points,
+    and RANSAC asks hundreds of times which lie near a wink-sized ellipse.
+    """
+
+    def __init__(self, rim_xy: FloatArray) -> None:
+        self.xy = rim_xy
+        self._order = np.argsort(rim_xy[:, 0], kind="stable")
+        self._sorted_x = rim_xy[self._order, 0]
+
+    def near(
+        self,
+        ellipse: ImageEllipse,
+        tol_px: float,
+        among: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.bool_]:
+        """Which points lie within ``tol_px`` of the rim (``ImageEllipse.distance_px``).
+
+        The same answer as testing every point: that distance is the point's
+        distance from the centre less the ellipse's radius along the same
+        ray, at most the semi-major axis, so a point nearer than ``tol_px``
+        lies within ``semi-major + tol_px`` of the centre. Only those are
+        tested (with a pixel to spare).
+        """
+        reach = ellipse.semi_axes_px[0] + tol_px + 1.0
+        cx, cy = ellipse.centre_xy_px
+        lo, hi = np.searchsorted(self._sorted_x, [cx - reach, cx + reach])
+        rows = self._order[lo:hi]
+        rows = rows[np.abs(self.xy[rows, 1] - cy) <= reach]
+        if among is not None:
+            rows = rows[among[rows]]
+        out = np.zeros(len(self.xy), dtype=bool)
+        out[rows] = np.abs(ellipse.distance_px(self.xy[rows])) < tol_px
+        return out
+
+
 def _ransac_arcs(
     rim_xy: FloatArray,
     chains: list[FloatArray],
@@ -255,6 +293,7 @@ def _ransac_arcs(
     """
     found: list[tuple[ImageEllipse, npt.NDArray[np.bool_]]] = []
     remaining = np.ones(len(rim_xy), dtype=bool)
+    rim = _RimIndex(rim_xy)
     offsets = np.cumsum([0] + [len(c) for c in chains])
     lengths = np.array([len(c) for c in chains], dtype=np.float64)
     pick = lengths / lengths.sum()
@@ -276,7 +315,7 @@ def _ransac_arcs(
             model = fit_ellipse_direct(rim_xy[idx])
             if model is None or not _plausible(model, min_semi_minor_px, max_semi_major_px):
                 continue
-            inl = remaining & (np.abs(model.distance_px(rim_xy)) < _INLIER_PX)
+            inl = rim.near(model, _INLIER_PX, remaining)
             # Support is rim length explained, relative to the ellipse's perimeter,
             # so one large wink does not always beat a well-seen small one.
             support = inl.sum() / math.sqrt(model.semi_axes_px[0])
@@ -292,8 +331,8 @@ def _ransac_arcs(
                 break
             if any(_same_wink(trial_model, r) for r in refused):
                 continue
-            model = _refit(trial_model, rim_xy, remaining, min_semi_minor_px, max_semi_major_px)
-            support = remaining & (np.abs(model.distance_px(rim_xy)) < _INLIER_PX)
+            model = _refit(trial_model, rim, remaining, min_semi_minor_px, max_semi_major_px)
+            support = rim.near(model, _INLIER_PX, remaining)
             if is_wink is None or is_wink(model, rim_xy[support]):
                 accepted = model
                 break
@@ -304,7 +343,7 @@ def _ransac_arcs(
             # up: the next round draws fresh samples.
             continue
         model = accepted
-        inl = remaining & (np.abs(model.distance_px(rim_xy)) < _INLIER_PX)
+        inl = rim.near(model, _INLIER_PX, remaining)
         coverage = _angular_coverage(model, rim_xy[inl])
         if inl.sum() < 40 or coverage < 0.35:
             # Too little rim: mark the sample's points spent and try the rest.
@@ -314,21 +353,21 @@ def _ransac_arcs(
             remaining &= ~inl
             continue
         found.append((model, inl))
-        remaining &= ~(np.abs(model.distance_px(rim_xy)) < 2 * _INLIER_PX)
+        remaining &= ~rim.near(model, 2 * _INLIER_PX)
     return found
 
 
 def _refit(
     model: ImageEllipse,
-    rim_xy: FloatArray,
+    rim: _RimIndex,
     remaining: npt.NDArray[np.bool_],
     min_semi_minor_px: float,
     max_semi_major_px: float,
 ) -> ImageEllipse:
     """A RANSAC model refitted to the rim points near it, in narrowing bands."""
     for tol in (3 * _INLIER_PX, 2 * _INLIER_PX, _INLIER_PX, _INLIER_PX):
-        band = remaining & (np.abs(model.distance_px(rim_xy)) < tol)
-        refit = fit_ellipse_direct(rim_xy[band])
+        band = rim.near(model, tol, remaining)
+        refit = fit_ellipse_direct(rim.xy[band])
         if refit is None or not _plausible(refit, min_semi_minor_px, max_semi_major_px):
             break
         model = refit

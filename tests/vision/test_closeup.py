@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from skimage import measure
 
-from vision.closeup import _unmix, iso_chains
+from vision.closeup import ImageEllipse, _RimIndex, _unmix, iso_chains
 
 
 def _speckled_blobs(seed: int) -> np.ndarray:
@@ -72,3 +72,22 @@ def test_unmix_gives_each_pixel_its_simplest_three_colour_mix():
     basis = rng.normal(0.0, 60.0, (3, 4)).astype(np.float32)
     delta = rng.normal(0.0, 40.0, (300, 3)).astype(np.float32)
     np.testing.assert_allclose(_unmix(delta, basis), _unmix_by_search(delta, basis), atol=1e-4)
+
+
+def test_rim_points_near_an_ellipse_are_those_found_by_testing_every_point():
+    rng = np.random.default_rng(5)
+    # Rim-like points over a cluttered blob, many of them near the ellipses tried.
+    points_xy = rng.uniform(0.0, 800.0, (20000, 2))
+    index = _RimIndex(points_xy)
+    among = rng.random(len(points_xy)) < 0.7
+    for _ in range(40):
+        ellipse = ImageEllipse(
+            tuple(rng.uniform(100.0, 700.0, 2)),
+            (float(rng.uniform(40.0, 150.0)), float(rng.uniform(20.0, 40.0))),
+            float(rng.uniform(-np.pi, np.pi)),
+        )
+        for tol_px in (2.0, 6.0):
+            every = np.abs(ellipse.distance_px(points_xy)) < tol_px
+            assert every.sum() > 0
+            np.testing.assert_array_equal(index.near(ellipse, tol_px), every)
+            np.testing.assert_array_equal(index.near(ellipse, tol_px, among), every & among)
