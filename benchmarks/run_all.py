@@ -24,6 +24,7 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vision.py", ("--source", "both")),
     ("felts.py", ()),
     ("review.py", ()),
+    ("review_time.py", ()),
     ("count.py", ()),
     ("still_camera.py", ("--count", "8")),
 )
