@@ -262,7 +262,7 @@ class _RimIndex:
         lies within ``semi-major + tol_px`` of the centre. Only those are
         tested (with a pixel to spare).
         """
-        reach = ellipse.semi_axes_px[0] + tol_px + 1.0
+        reach = max(ellipse.semi_axes_px) + tol_px + 1.0
         cx, cy = ellipse.centre_xy_px
         lo, hi = np.searchsorted(self._sorted_x, [cx - reach, cx + reach])
         rows = self._order[lo:hi]
@@ -717,7 +717,9 @@ def _without_specks(values: FloatArray, level: float, min_points: int) -> FloatA
     cell that holds a speck's pixel holds no pixel of another part on the
     same side (they would be one part), and a chain through a cell uses only
     the values along its own pixel edges. The parts above are evened first;
-    the parts below are then taken from what is left.
+    the parts below are then taken from what is left. (One exception: a
+    value exactly at ``level`` puts chain points on a pixel's centre, where
+    two chains could meet; the blurred float maps here do not hit it.)
     """
     out = values
     for above, connectivity, fill in ((True, 4, level - 1.0), (False, 8, level + 1.0)):
