@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -76,30 +74,17 @@ def _worker(dirs: list[Path]) -> int:
 
 def _against(other: Path, dirs: list[Path], repeat: int) -> int:
     """Time this checkout and ``other`` frame by frame in turn."""
-    script = Path(__file__).resolve()
-    args = [sys.executable, str(script), "--worker", *[str(d.resolve()) for d in dirs]]
-    workers = {
-        name: subprocess.Popen(
-            args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-        for name, cwd in (("this", ROOT), ("other", other.resolve()))
-    }
-    counts = {name: int(w.stdout.readline()) for name, w in workers.items()}
+    from benchmarks.checkouts import TwoCheckouts
+
+    checkouts = TwoCheckouts(Path(__file__), other, ["--worker", *[str(d.resolve()) for d in dirs]])
+    counts = {name: int(checkouts.read(name)) for name in ("this", "other")}
     if len(set(counts.values())) != 1 or counts["this"] == 0:
+        checkouts.close()
         print(f"the checkouts found different or no frames: {counts}")
         return 1
-    times: dict[str, list[float]] = {"this": [], "other": []}
-    rng = random.Random(0)
-    for _ in range(repeat):
-        for index in range(counts["this"]):
-            for name in rng.sample(sorted(workers), 2):
-                worker = workers[name]
-                worker.stdin.write(f"{index}\n")
-                worker.stdin.flush()
-                times[name].append(float(worker.stdout.readline()))
-    for worker in workers.values():
-        worker.stdin.close()
-        worker.wait()
+    answers = checkouts.in_turn([str(i) for i in range(counts["this"])], repeat)
+    checkouts.close()
+    times = {name: [float(a) for a in got] for name, got in answers.items()}
     diffs = [a - b for a, b in zip(times["this"], times["other"], strict=True)]
     # The quartiles of the differences show how much the machine's load
     # moved single pairs.

@@ -9,10 +9,9 @@ over 1.5 s; then the same for CPU time (all threads), which the machine's
 other tenants disturb less: compare changes by it.
 
 ``--against CHECKOUT`` times this checkout and another one (e.g. ``git
-worktree add /tmp/old COMMIT``, with its own ``.venv`` or a link to this
-one) in two worker processes, photo by photo in turn, the order swapped on
-every repeat, so the machine's drift falls on both alike. Whole runs one
-after the other differed by a third on this shared machine.
+worktree add /tmp/old COMMIT``) photo by photo in turn (see
+``benchmarks/checkouts.py``): whole runs one after the other differed by a
+third on this shared machine.
 
 Usage::
 
@@ -25,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -60,7 +58,7 @@ def _review_seconds(path: Path) -> tuple[float, float]:
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def _serve() -> int:
+def _worker() -> int:
     """Answer photo paths read from stdin with their review seconds (for ``--against``)."""
     for line in sys.stdin:
         wall_s, cpu_s = _review_seconds(Path(line.strip()))
@@ -82,38 +80,18 @@ def _report(label: str, times: dict[Path, list[tuple[float, float]]]) -> dict[Pa
 
 
 def _against(other: Path, photos: list[Path], repeat: int) -> int:
-    def worker(checkout: Path) -> subprocess.Popen[str]:
-        python = checkout / ".venv" / "bin" / "python"
-        return subprocess.Popen(
-            [str(python), str(Path(__file__).resolve()), "--serve"],
-            cwd=checkout,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+    from benchmarks.checkouts import TwoCheckouts
 
-    workers = {"this": worker(ROOT), "other": worker(other.resolve())}
-
-    def ask(name: str, photo: Path) -> tuple[float, float]:
-        proc = workers[name]
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(f"{photo.resolve()}\n")
-        proc.stdin.flush()
-        wall_s, cpu_s = proc.stdout.readline().split()
-        return float(wall_s), float(cpu_s)
-
-    for name in workers:
-        ask(name, photos[0])  # warm: imports and first-call set-up
+    checkouts = TwoCheckouts(Path(__file__), other, ["--worker"])
+    items = [str(p.resolve()) for p in photos]
+    checkouts.in_turn(items[:1], 1)  # warm: imports and first-call set-up
+    answers = checkouts.in_turn(items, repeat)
+    checkouts.close()
     times: dict[str, dict[Path, list[tuple[float, float]]]] = {"this": {}, "other": {}}
-    for r in range(repeat):
-        for photo in photos:
-            order = ("this", "other") if r % 2 == 0 else ("other", "this")
-            for name in order:
-                times[name].setdefault(photo, []).append(ask(name, photo))
-    for proc in workers.values():
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait()
+    for name, got in answers.items():
+        for k, answer in enumerate(got):
+            wall_s, cpu_s = (float(v) for v in answer.split())
+            times[name].setdefault(photos[k % len(photos)], []).append((wall_s, cpu_s))
     for photo in photos:
         mine, theirs = times["this"][photo], times["other"][photo]
         print(
@@ -134,10 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dirs", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--against", type=Path, help="another checkout to time photo by photo")
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.serve:
-        return _serve()
+    if args.worker:
+        return _worker()
     photos = _photos(args.dirs or [Path("/work/shared/scenes"), ROOT / "sample_images"])
     if not photos:
         print("no closeup_*.jpg photos in the folders given", file=sys.stderr)
