@@ -175,6 +175,8 @@ def load_image(path: str | Path) -> UInt8Array:
             f"cannot read image {str(p)!r}: the JPEG is truncated (incomplete download or "
             "copy); copy the photo again"
         )
+    if _is_heif(data):
+        return _decode_heif(data, p)
     try:
         image = cv2.imdecode(data, cv2.IMREAD_COLOR)
     except cv2.error:
@@ -189,6 +191,43 @@ def load_image(path: str | Path) -> UInt8Array:
     return np.asarray(image, np.uint8)
 
 
+def _is_heif(data: UInt8Array) -> bool:
+    """Whether the file is an HEIF still image (an iPhone's HEIC photo, by default).
+
+    HEIF is an ISO base media file: its first box is ``ftyp``, whose major
+    brand and compatible brands name the kind of file.
+    """
+    head = data[:64].tobytes()
+    if head[4:8] != b"ftyp":
+        return False
+    box_size = int.from_bytes(head[:4], "big")
+    brands = head[8 : min(max(box_size, 16), len(head))]
+    return any(brands[i : i + 4] in _HEIF_BRANDS for i in range(0, len(brands) - 3, 4))
+
+
+def _decode_heif(data: UInt8Array, path: Path) -> UInt8Array:
+    """Decode an HEIF/HEIC photo as BGR uint8, turned upright as the phone shows it.
+
+    OpenCV cannot read HEIF; libheif (through pillow-heif) can. It applies the
+    file's rotation and mirroring, so pixel coordinates (``--near``) mean what
+    they mean in the phone's own viewer; 10-bit photos come out as 8 bits.
+    """
+    import pillow_heif
+
+    try:
+        heif = pillow_heif.open_heif(data.tobytes(), convert_hdr_to_8bit=True)
+        rgb = np.asarray(heif.to_pillow().convert("RGB"), dtype=np.uint8)
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise UnreadableImageError(
+            f"cannot read image {str(path)!r}: the HEIC/HEIF photo is damaged or incomplete "
+            f"({exc}); copy it from the phone again, or export it as JPEG"
+        ) from None
+    return np.ascontiguousarray(rgb[:, :, ::-1])
+
+
+#: ``ftyp`` brands of HEVC-coded HEIF files (ISO/IEC 23008-12), which phones
+#: write. Not the bare image-file brands (``mif1``): AVIF files carry those too.
+_HEIF_BRANDS = frozenset({b"heic", b"heix", b"heim", b"heis", b"hevc", b"hevx"})
 _JPEG_SOI = b"\xff\xd8"
 _JPEG_EOI = b"\xff\xd9"
 # Some cameras pad after EOI; a few KiB of tail covers that.
