@@ -1382,6 +1382,11 @@ def _pair_setup(
     )
 
 
+#: The close-up reader's scales (texture specks, rim chains, blur) are those of
+#: a 12 MP phone photo (4032 x 3024): a larger one is read at that size.
+READ_MAX_PIXELS = 4032 * 3024
+
+
 def review_photo(
     image_bgr: npt.NDArray[np.uint8],
     *,
@@ -1392,10 +1397,74 @@ def review_photo(
 ) -> Verdict:
     """The verdict on the disputed pair in a close-up photo.
 
+    A photo of more than :data:`READ_MAX_PIXELS` (a 24 or 48 MP phone's) is
+    read shrunk to that many pixels: read whole, such photos took up to
+    twice as long for the same calls (docs/benchmarks.md, "Session 24" under
+    review). Pixel coordinates, in (``near_xy_px``) and out (the winks'
+    ellipses, ``mm_per_px``, the notes), stay those of the photo given.
+
     Raises
     ------
     NoWinksFoundError, NoCandidatePairError, PairNotFoundError, RectificationError
     """
+    height, width = image_bgr.shape[:2]
+    shrink = min(1.0, math.sqrt(READ_MAX_PIXELS / (height * width)))
+    if shrink == 1.0:
+        return _review_read(
+            image_bgr, pair=pair, near_xy_px=near_xy_px, resamples=resamples, seed=seed
+        )
+    read = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
+    # Pixel centres: photo pixel (x, y) lies at read pixel ((x + 0.5) s - 0.5, ...).
+    to_read = (read.shape[1] / width, read.shape[0] / height)
+    near_read = None
+    if near_xy_px is not None:
+        near_read = (
+            (near_xy_px[0] + 0.5) * to_read[0] - 0.5,
+            (near_xy_px[1] + 0.5) * to_read[1] - 0.5,
+        )
+    verdict = _review_read(
+        read,
+        pair=pair,
+        near_xy_px=near_read,
+        resamples=resamples,
+        seed=seed,
+        photo_px_per_read_px=(1.0 / to_read[0], 1.0 / to_read[1]),
+    )
+    return _in_photo_pixels(verdict, (1.0 / to_read[0], 1.0 / to_read[1]))
+
+
+def _in_photo_pixels(verdict: Verdict, photo_per_read: tuple[float, float]) -> Verdict:
+    """A verdict read from a shrunk photo, its pixel measures turned back into the photo's."""
+    fx, fy = photo_per_read
+
+    def grown(e: ImageEllipse) -> ImageEllipse:
+        # A uniform shrink (fx == fy up to rounding of the sizes) keeps the
+        # ellipse's shape and direction.
+        scale = math.sqrt(fx * fy)
+        x_px, y_px = e.centre_xy_px
+        return ImageEllipse(
+            centre_xy_px=((x_px + 0.5) * fx - 0.5, (y_px + 0.5) * fy - 0.5),
+            semi_axes_px=(e.semi_axes_px[0] * scale, e.semi_axes_px[1] * scale),
+            angle_rad=e.angle_rad,
+        )
+
+    return replace(
+        verdict,
+        winks=tuple(replace(w, ellipse=grown(w.ellipse)) for w in verdict.winks),
+        mm_per_px=verdict.mm_per_px / math.sqrt(fx * fy),
+    )
+
+
+def _review_read(
+    image_bgr: npt.NDArray[np.uint8],
+    *,
+    pair: tuple[str, str] | None,
+    near_xy_px: tuple[float, float] | None,
+    resamples: int,
+    seed: int,
+    photo_px_per_read_px: tuple[float, float] = (1.0, 1.0),
+) -> Verdict:
+    """:func:`review_photo` on the photo as read; notes give pixels of the photo given."""
     height, width = image_bgr.shape[:2]
     setup = _pair_setup(image_bgr, pair=pair, near_xy_px=near_xy_px, seed=seed)
     detected, rectified = setup.detected, setup.rectified
@@ -1539,6 +1608,8 @@ def review_photo(
             # --pair and --near do not go together: point at the other pair instead.
             by_id = {w.id: w for w in winks}
             cx, cy = _contact_point_px(by_id[p], by_id[q])
+            cx = (cx + 0.5) * photo_px_per_read_px[0] - 0.5
+            cy = (cy + 0.5) * photo_px_per_read_px[1] - 0.5
             where, how = (
                 "the point given",
                 f"--near X,Y at that pair (e.g. --near {cx:.0f},{cy:.0f})",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import cv2
@@ -28,6 +29,7 @@ from vision.closeup_geometry import (
     tilted,
 )
 from vision.review import (
+    READ_MAX_PIXELS,
     NoCandidatePairError,
     PairNotFoundError,
     Verdict,
@@ -887,3 +889,51 @@ def test_a_wink_that_may_lie_on_a_third_widens_the_verdict_when_the_other_is_tak
     )
     covered = abs(overlap + gap_mm) <= COVERAGE_SIGMA * sigma
     assert covered is truth_covered
+
+
+def _enlarged(image: np.ndarray, factor: float) -> np.ndarray:
+    """A bigger phone's photo of the same scene (e.g. 24 or 48 MP): the same view, more pixels."""
+    return cv2.resize(image, None, fx=factor, fy=factor, interpolation=cv2.INTER_CUBIC)
+
+
+def test_a_photo_over_12_mp_is_read_at_12_mp_and_answers_in_its_own_pixels():
+    # 1600 x 1200 made 3.2 times larger: 5120 x 3840, 19.7 MP.
+    small = _pair(-1.0)
+    photo = _enlarged(small, 3.2)
+    assert photo.shape[0] * photo.shape[1] > READ_MAX_PIXELS
+    at_small, at_photo = review_photo(small), review_photo(photo)
+    assert at_photo.squopped is at_small.squopped is False
+    # Read at another size, the same answer within what each states (truth: 1 mm apart).
+    assert at_photo.overlap_mm == pytest.approx(-1.0, abs=at_photo.uncertainty_mm)
+    assert at_photo.overlap_mm == pytest.approx(at_small.overlap_mm, abs=at_small.uncertainty_mm)
+    # Pixel measures are the photo's: 3.2 times the small picture's.
+    assert at_photo.mm_per_px == pytest.approx(at_small.mm_per_px / 3.2, rel=0.01)
+    for ws, wp in zip(at_small.winks, at_photo.winks, strict=True):
+        expected_xy = [(c + 0.5) * 3.2 - 0.5 for c in ws.ellipse.centre_xy_px]
+        assert wp.ellipse.centre_xy_px == pytest.approx(expected_xy, abs=1.5)
+        assert wp.ellipse.semi_axes_px[0] == pytest.approx(
+            3.2 * ws.ellipse.semi_axes_px[0], rel=0.01
+        )
+
+
+def test_a_point_given_in_a_large_photo_s_pixels_picks_the_pair_there():
+    # OTHER_PAIRS_DISCS made 3.2 times larger (5120 x 3840). The point given
+    # and the note's --near for the other pair are both in the photo's pixels:
+    # the note's point, given back, picks the other pair.
+    factor = 3.2
+    intr, rot, trans = _camera(10.0, 200.0)
+    photo = _enlarged(render(OTHER_PAIRS_DISCS, tilt_deg=10.0), factor)
+    middle = project(intr, rot, trans, np.array([[0.0, 0.0, 0.0]]))[0]
+    near = ((middle[0] + 0.5) * factor - 0.5, (middle[1] + 0.5) * factor - 0.5)
+    first = review_photo(photo, near_xy_px=(float(near[0]), float(near[1])))
+    colour = {w.id: w.colour for w in first.winks}
+    first_pair = frozenset(colour[i] for i in first.ids)
+    assert "green" in first_pair
+    note = next(n for n in first.notes if n.startswith("also about as near the point given"))
+    x_px, y_px = (float(v) for v in re.search(r"--near (\d+),(\d+)", note).groups())
+    # The other pair's contact is about 10 mm from the middle: hundreds of photo pixels.
+    assert np.hypot(x_px - near[0], y_px - near[1]) > 100
+    second = review_photo(photo, near_xy_px=(x_px, y_px))
+    colour = {w.id: w.colour for w in second.winks}
+    second_pair = frozenset(colour[i] for i in second.ids)
+    assert {first_pair, second_pair} == {frozenset(("green", "red")), frozenset(("green", "blue"))}
