@@ -212,8 +212,14 @@ def _decode_heif(data: UInt8Array, path: Path) -> UInt8Array:
     file's rotation and mirroring, so pixel coordinates (``--near``) mean what
     they mean in the phone's own viewer; 10-bit photos come out as 8 bits.
     """
-    import pillow_heif
-
+    try:
+        import pillow_heif
+    except ImportError:
+        raise UnreadableImageError(
+            f"cannot read image {str(path)!r}: it is an HEIC/HEIF photo, and reading those needs "
+            "the pillow-heif package, which is not installed; reinstall winkref, or export the "
+            "photo as JPEG"
+        ) from None
     try:
         heif = pillow_heif.open_heif(data.tobytes(), convert_hdr_to_8bit=True)
         rgb = np.asarray(heif.to_pillow().convert("RGB"), dtype=np.uint8)

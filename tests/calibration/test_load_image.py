@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import cv2
@@ -88,3 +89,13 @@ def test_jpeg_and_png_still_read_through_opencv(tmp_path: Path) -> None:
     png = tmp_path / "frame.png"
     cv2.imwrite(str(png), jpeg_bgr)
     assert np.array_equal(load_image(png), jpeg_bgr)
+
+
+def test_without_pillow_heif_an_heic_photo_gets_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _save_heic(tmp_path / "IMG_0002.HEIC", np.full((64, 64, 3), 100, np.uint8))
+    # As on an install where the package is missing: its import fails.
+    monkeypatch.setitem(sys.modules, "pillow_heif", None)
+    with pytest.raises(UnreadableImageError, match=r"IMG_0002\.HEIC.*pillow-heif.*JPEG"):
+        load_image(path)
