@@ -49,9 +49,9 @@ def test_an_heic_photo_is_turned_upright_as_the_phone_shows_it(tmp_path: Path) -
     # Turned clockwise, the left half becomes the top half, and the green block
     # (stored rows 100-199, columns 300-399) lands at rows 300-399, columns 100-199.
     assert shown_bgr.shape == (400, 300, 3)
-    assert tuple(shown_bgr[50, 150]) == pytest.approx((0, 0, 255), abs=8)
-    assert tuple(shown_bgr[350, 150]) == pytest.approx((0, 200, 0), abs=8)
-    assert tuple(shown_bgr[250, 150]) == pytest.approx((0, 0, 0), abs=8)
+    assert tuple(int(v) for v in shown_bgr[50, 150]) == pytest.approx((0, 0, 255), abs=8)
+    assert tuple(int(v) for v in shown_bgr[350, 150]) == pytest.approx((0, 200, 0), abs=8)
+    assert tuple(int(v) for v in shown_bgr[250, 150]) == pytest.approx((0, 0, 0), abs=8)
 
 
 def test_a_damaged_heic_photo_is_refused_with_its_name_and_what_to_do(tmp_path: Path) -> None:
@@ -99,3 +99,15 @@ def test_without_pillow_heif_an_heic_photo_gets_a_clear_error(
     monkeypatch.setitem(sys.modules, "pillow_heif", None)
     with pytest.raises(UnreadableImageError, match=r"IMG_0002\.HEIC.*pillow-heif.*JPEG"):
         load_image(path)
+
+
+def test_an_heic_with_an_alpha_channel_reads_as_its_colour(tmp_path: Path) -> None:
+    # Edited or screenshotted photos may carry transparency: the colour is what counts.
+    rgba = np.zeros((120, 160, 4), np.uint8)
+    rgba[..., :3] = (200, 40, 30)  # red, in RGB
+    rgba[..., 3] = 255
+    path = tmp_path / "edited.heic"
+    pillow_heif.from_pillow(Image.fromarray(rgba, mode="RGBA")).save(str(path), quality=95)
+    bgr = load_image(path)
+    assert bgr.shape == (120, 160, 3)
+    assert tuple(int(v) for v in bgr[60, 80]) == pytest.approx((30, 40, 200), abs=8)
