@@ -1414,36 +1414,38 @@ def review_photo(
             image_bgr, pair=pair, near_xy_px=near_xy_px, resamples=resamples, seed=seed
         )
     read = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
-    # Pixel centres: photo pixel (x, y) lies at read pixel ((x + 0.5) s - 0.5, ...).
-    to_read = (read.shape[1] / width, read.shape[0] / height)
-    near_read = None
-    if near_xy_px is not None:
-        near_read = (
-            (near_xy_px[0] + 0.5) * to_read[0] - 0.5,
-            (near_xy_px[1] + 0.5) * to_read[1] - 0.5,
-        )
+    photo_per_read = (width / read.shape[1], height / read.shape[0])
+    to_read = (1.0 / photo_per_read[0], 1.0 / photo_per_read[1])
     verdict = _review_read(
         read,
         pair=pair,
-        near_xy_px=near_read,
+        near_xy_px=None if near_xy_px is None else _rescaled_px(near_xy_px, to_read),
         resamples=resamples,
         seed=seed,
-        photo_px_per_read_px=(1.0 / to_read[0], 1.0 / to_read[1]),
+        photo_px_per_read_px=photo_per_read,
     )
-    return _in_photo_pixels(verdict, (1.0 / to_read[0], 1.0 / to_read[1]))
+    return _in_photo_pixels(verdict, photo_per_read)
+
+
+def _rescaled_px(
+    image_xy_px: tuple[float, float], factor: tuple[float, float]
+) -> tuple[float, float]:
+    """A pixel's place in the same picture resized by ``factor`` (x, y), pixel centres kept."""
+    return (
+        (image_xy_px[0] + 0.5) * factor[0] - 0.5,
+        (image_xy_px[1] + 0.5) * factor[1] - 0.5,
+    )
 
 
 def _in_photo_pixels(verdict: Verdict, photo_per_read: tuple[float, float]) -> Verdict:
     """A verdict read from a shrunk photo, its pixel measures turned back into the photo's."""
-    fx, fy = photo_per_read
+    # A uniform shrink (x and y alike up to the rounding of the sizes) keeps
+    # each ellipse's shape and direction.
+    scale = math.sqrt(photo_per_read[0] * photo_per_read[1])
 
     def grown(e: ImageEllipse) -> ImageEllipse:
-        # A uniform shrink (fx == fy up to rounding of the sizes) keeps the
-        # ellipse's shape and direction.
-        scale = math.sqrt(fx * fy)
-        x_px, y_px = e.centre_xy_px
         return ImageEllipse(
-            centre_xy_px=((x_px + 0.5) * fx - 0.5, (y_px + 0.5) * fy - 0.5),
+            centre_xy_px=_rescaled_px(e.centre_xy_px, photo_per_read),
             semi_axes_px=(e.semi_axes_px[0] * scale, e.semi_axes_px[1] * scale),
             angle_rad=e.angle_rad,
         )
@@ -1451,7 +1453,7 @@ def _in_photo_pixels(verdict: Verdict, photo_per_read: tuple[float, float]) -> V
     return replace(
         verdict,
         winks=tuple(replace(w, ellipse=grown(w.ellipse)) for w in verdict.winks),
-        mm_per_px=verdict.mm_per_px / math.sqrt(fx * fy),
+        mm_per_px=verdict.mm_per_px / scale,
     )
 
 
@@ -1607,9 +1609,8 @@ def _review_read(
         else:
             # --pair and --near do not go together: point at the other pair instead.
             by_id = {w.id: w for w in winks}
-            cx, cy = _contact_point_px(by_id[p], by_id[q])
-            cx = (cx + 0.5) * photo_px_per_read_px[0] - 0.5
-            cy = (cy + 0.5) * photo_px_per_read_px[1] - 0.5
+            contact = _contact_point_px(by_id[p], by_id[q])
+            cx, cy = _rescaled_px((float(contact[0]), float(contact[1])), photo_px_per_read_px)
             where, how = (
                 "the point given",
                 f"--near X,Y at that pair (e.g. --near {cx:.0f},{cy:.0f})",
