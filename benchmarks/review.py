@@ -95,14 +95,24 @@ def _overlap_on_true_plane(image: np.ndarray, scene: Scene, near: tuple[float, f
     Splits a pair's error into the plane's part (the verdict's overlap minus
     this) and the rest (this minus the truth: outlines, how the winks rest).
     The same steps as :func:`vision.review.review_photo` up to the estimate
-    (:func:`vision.review._pair_setup`).
+    (:func:`vision.review._pair_setup`), on the photo shrunk as it shrinks one
+    of more than :data:`vision.review.READ_MAX_PIXELS`.
     """
+    height, width = image.shape[:2]
+    shrink = min(1.0, float(np.sqrt(rv.READ_MAX_PIXELS / (height * width))))
+    to_read = (1.0, 1.0)
+    if shrink < 1.0:
+        image = cv2.resize(image, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
+        to_read = (image.shape[1] / width, image.shape[0] / height)
+        near = rv._rescaled_px(near, to_read)
     setup = rv._pair_setup(image, pair=None, near_xy_px=near, seed=0)
     cam = scene.camera
     normal = -np.asarray(cam.rotation)[:, 2]
     k = np.asarray(cam.camera_matrix)
+    # The true camera's intrinsics in the pixels read (pixel centres kept).
+    principal = rv._rescaled_px((float(k[0, 2]), float(k[1, 2])), to_read)
     true_plane = MatPlane(
-        PinholeIntrinsics(float(k[0, 0]), (float(k[0, 2]), float(k[1, 2]))),
+        PinholeIntrinsics(float(k[0, 0]) * to_read[0], principal),
         normal,
         float(normal @ np.asarray(cam.translation_mm).reshape(3)),
     )
