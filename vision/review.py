@@ -1398,10 +1398,11 @@ def review_photo(
     """The verdict on the disputed pair in a close-up photo.
 
     A photo of more than :data:`READ_MAX_PIXELS` (a 24 or 48 MP phone's) is
-    read shrunk to that many pixels: read whole, such photos took up to
-    twice as long for the same calls (docs/benchmarks.md, "Session 24" under
-    review). Pixel coordinates, in (``near_xy_px``) and out (the winks'
-    ellipses, ``mm_per_px``, the notes), stay those of the photo given.
+    read shrunk to that many pixels, the size the reader was built and
+    measured at: read whole, such photos took up to twice as long, for one
+    right call more in 38 (docs/benchmarks.md, "Session 24" under review).
+    Pixel coordinates, in (``near_xy_px``) and out (the winks' ellipses,
+    ``mm_per_px``, the notes), stay those of the photo given.
 
     Raises
     ------
