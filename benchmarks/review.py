@@ -26,9 +26,13 @@ true mat plane (``overlap_true_plane``), which splits its error into the
 fitted plane's part and the rest (outlines, how the winks rest); it doubles
 the run time.
 
+With ``--blur=SIGMA`` each photo is blurred by a Gaussian of SIGMA pixels
+before it is reviewed (not timed): a soft or shaken phone photo.
+
 Usage::
 
-    .venv/bin/python benchmarks/review.py [--default-pair] [--true-plane] [FOLDER ...]
+    .venv/bin/python benchmarks/review.py [--default-pair] [--true-plane] [--blur=SIGMA]
+        [FOLDER ...]
 """
 
 from __future__ import annotations
@@ -119,7 +123,9 @@ def _overlap_on_true_plane(image: np.ndarray, scene: Scene, near: tuple[float, f
     return setup.overlap_on(true_plane)[0]
 
 
-def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> int:
+def main(
+    folders: list[Path], default_pair: bool, true_plane: bool = False, blur_px: float = 0.0
+) -> int:
     rows = []
     times = []
     for folder in folders:
@@ -134,8 +140,11 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
             by_id = scene.by_id
             pc = [by_id[i].pixel_centre for i in disputed.ids]
             near = ((pc[0][0] + pc[1][0]) / 2, (pc[0][1] + pc[1][1]) / 2)
+            blurred = None
+            if blur_px > 0:
+                blurred = cv2.GaussianBlur(cv2.imread(str(jpg)), (0, 0), blur_px)
             t0 = time.perf_counter()
-            image = cv2.imread(str(jpg))
+            image = cv2.imread(str(jpg)) if blurred is None else blurred
             try:
                 # As `winkref review` runs it: a large photo that the close-up
                 # reader cannot call is also looked over for a whole mat.
@@ -315,4 +324,6 @@ def main(folders: list[Path], default_pair: bool, true_plane: bool = False) -> i
 if __name__ == "__main__":
     default = "--default-pair" in sys.argv
     args = [Path(a) for a in sys.argv[1:] if not a.startswith("--")] or DEFAULT_FOLDERS
-    raise SystemExit(main(args, default, true_plane="--true-plane" in sys.argv))
+    blur = [float(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--blur=")]
+    true_plane = "--true-plane" in sys.argv
+    raise SystemExit(main(args, default, true_plane=true_plane, blur_px=blur[-1] if blur else 0.0))
