@@ -99,16 +99,12 @@ def _overlap_on_true_plane(image: np.ndarray, scene: Scene, near: tuple[float, f
     Splits a pair's error into the plane's part (the verdict's overlap minus
     this) and the rest (this minus the truth: outlines, how the winks rest).
     The same steps as :func:`vision.review.review_photo` up to the estimate
-    (:func:`vision.review._pair_setup`), on the photo shrunk as it shrinks one
-    of more than :data:`vision.review.READ_MAX_PIXELS`.
+    (:func:`vision.review._pair_setup`), on the photo as it reads it
+    (:func:`vision.review.as_read`).
     """
-    height, width = image.shape[:2]
-    shrink = min(1.0, float(np.sqrt(rv.READ_MAX_PIXELS / (height * width))))
-    to_read = (1.0, 1.0)
-    if shrink < 1.0:
-        image = cv2.resize(image, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
-        to_read = (image.shape[1] / width, image.shape[0] / height)
-        near = rv._rescaled_px(near, to_read)
+    image, photo_per_read = rv.as_read(image)
+    to_read = (1.0 / photo_per_read[0], 1.0 / photo_per_read[1])
+    near = rv._rescaled_px(near, to_read)
     setup = rv._pair_setup(image, pair=None, near_xy_px=near, seed=0)
     cam = scene.camera
     normal = -np.asarray(cam.rotation)[:, 2]

@@ -1408,14 +1408,11 @@ def review_photo(
     ------
     NoWinksFoundError, NoCandidatePairError, PairNotFoundError, RectificationError
     """
-    height, width = image_bgr.shape[:2]
-    shrink = min(1.0, math.sqrt(READ_MAX_PIXELS / (height * width)))
-    if shrink == 1.0:
+    read, photo_per_read = as_read(image_bgr)
+    if read is image_bgr:
         return _review_read(
             image_bgr, pair=pair, near_xy_px=near_xy_px, resamples=resamples, seed=seed
         )
-    read = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
-    photo_per_read = (width / read.shape[1], height / read.shape[0])
     to_read = (1.0 / photo_per_read[0], 1.0 / photo_per_read[1])
     verdict = _review_read(
         read,
@@ -1426,6 +1423,21 @@ def review_photo(
         photo_px_per_read_px=photo_per_read,
     )
     return _in_photo_pixels(verdict, photo_per_read)
+
+
+def as_read(
+    image_bgr: npt.NDArray[np.uint8],
+) -> tuple[npt.NDArray[np.uint8], tuple[float, float]]:
+    """The photo as the close-up reader reads it, and photo pixels per pixel read (x, y).
+
+    A photo of at most :data:`READ_MAX_PIXELS` is itself, at (1, 1).
+    """
+    height, width = image_bgr.shape[:2]
+    shrink = min(1.0, math.sqrt(READ_MAX_PIXELS / (height * width)))
+    if shrink == 1.0:
+        return image_bgr, (1.0, 1.0)
+    read = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
+    return np.asarray(read, dtype=np.uint8), (width / read.shape[1], height / read.shape[0])
 
 
 def _rescaled_px(
