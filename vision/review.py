@@ -959,7 +959,8 @@ def choose_pair(
     if not cands:
         raise NoCandidatePairError(
             f"no two of the {len(winks)} winks found are within {CANDIDATE_GAP_MM} mm of "
-            "each other; name the pair with --pair ID1,ID2 or photograph it closer"
+            "each other; name the pair with --pair ID1,ID2, or photograph it closer, with "
+            "the phone held still and in focus (a soft photo loses winks' rims)"
         )
     target = _target_px(image_wh, near_xy_px)
     i, j, _ = min(cands, key=lambda c: _pair_distance_px(winks, c[0], c[1], target))
@@ -970,7 +971,7 @@ def choose_pair(
             raise NoCandidatePairError(
                 f"no close pair of winks found near pixel {near_xy_px[0]:.0f},{near_xy_px[1]:.0f}; "
                 f"the nearest is {winks[i].id},{winks[j].id}, {miss:.0f} px away "
-                "(name it with --pair, or photograph the pair closer)"
+                "(name it with --pair, or photograph the pair closer and in focus)"
             )
     return i, j
 
