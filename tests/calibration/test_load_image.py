@@ -44,7 +44,9 @@ def test_an_heic_photo_is_turned_upright_as_the_phone_shows_it(tmp_path: Path) -
     stored_rgb = np.zeros((300, 400, 3), np.uint8)
     stored_rgb[:, :200] = (255, 0, 0)  # the stored picture's left half is red
     stored_rgb[100:200, 300:] = (0, 200, 0)  # and a green block at its right edge
-    path = _save_heic(tmp_path / "turned.heic", stored_rgb, orientation=6)
+    path = _save_heic(
+        tmp_path / "turned.heic", stored_rgb, orientation=_ORIENTATION_TURNED_CLOCKWISE
+    )
     shown_bgr = load_image(path)
     # Turned clockwise, the left half becomes the top half, and the green block
     # (stored rows 100-199, columns 300-399) lands at rows 300-399, columns 100-199.
@@ -106,8 +108,6 @@ def test_an_heic_with_an_alpha_channel_reads_as_its_colour(tmp_path: Path) -> No
     rgba = np.zeros((120, 160, 4), np.uint8)
     rgba[..., :3] = (200, 40, 30)  # red, in RGB
     rgba[..., 3] = 255
-    path = tmp_path / "edited.heic"
-    pillow_heif.from_pillow(Image.fromarray(rgba, mode="RGBA")).save(str(path), quality=95)
-    bgr = load_image(path)
+    bgr = load_image(_save_heic(tmp_path / "edited.heic", rgba))
     assert bgr.shape == (120, 160, 3)
     assert tuple(int(v) for v in bgr[60, 80]) == pytest.approx((30, 40, 200), abs=8)
