@@ -60,6 +60,7 @@ from vision.closeup_geometry import (
     tilted,
 )
 from vision.closeup_pot import PotRim, find_pot_rim
+from vision.closeup_sharpness import felt_bgr, rim_blur_px
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -134,6 +135,25 @@ FAINT_SIGMA_MIN_MM = 0.3
 #: Colour distance from the felt under which a wink counts as faint (as above):
 #: green on green felt measured 11-16, every other wink 20 and more.
 FAINT_CONTRAST = 18.0
+#: A soft photo (out of focus, shaken): its rims' blur as a Gaussian's sigma
+#: (:func:`vision.closeup_sharpness.rim_blur_px`) beyond SHARP_RIM_BLUR_PX
+#: counts in the uncertainty, SOFT_SIGMA_PER_BLUR mm of one sigma per mm of
+#: blur (the excess taken in quadrature, as blurs add). Blur moves a wink's
+#: found outline by a part of a pixel, and the winks' known sizes turn that
+#: into a scale error, so a gap moves by a share of its centres' distance.
+#: Chosen on 51 close-ups (shared, samples, seeds 4201-4212 and 5001-5030)
+#: blurred by 0, 2, 4 and 8 px. Without the term the truth fell outside the
+#: stated uncertainty on 6 % of pairs at 4 px and 17 % at 8 px; with it, on
+#: none at 2 and 4 px and 4 % at 8 px. It cost 4 of 136 right calls on the
+#: blurred photos (now "too close to call") and none on the sharp ones, whose
+#: rims read 1.1-3.5 px (the bevel and the JPEG soften the step), most under 2.5.
+SHARP_RIM_BLUR_PX = 2.5
+SOFT_SIGMA_PER_BLUR = 0.3
+#: A soft photo's part of the uncertainty at least this large (mm) is noted.
+SOFT_NOTE_MM = 0.05
+#: When no close pair is found in a photo whose rims are blurred by more than
+#: this (px; 1.5 times the sharpest allowance), the refusal puts the blur first.
+SOFT_REFUSAL_BLUR_PX = 1.5 * SHARP_RIM_BLUR_PX
 #: The verdict's uncertainty is this many sigma. Two sigma would be 95 % for
 #: a normal error, but on the 122 measured pairs of the review benchmark
 #: (127 generated close-ups) the truth fell outside two sigma on 12 (10 %),
@@ -1215,6 +1235,45 @@ def _faint_sigma_mm(plane: MatPlane, w: CloseupWink, diameter_mm: float) -> floa
     return max(FAINT_SIGMA_MIN_MM, apart / 2)
 
 
+def soft_sigma_mm(blur_px: float, mm_per_px: float) -> float:
+    """One-sigma error (mm) of a plan distance measured in a soft photo.
+
+    Parameters
+    ----------
+    blur_px : float
+        The pair's rims' blur as a Gaussian's sigma, px; NaN when not measured.
+    mm_per_px : float
+        Mat millimetres per pixel at the pair.
+
+    Returns
+    -------
+    float
+        :data:`SOFT_SIGMA_PER_BLUR` times the blur beyond a sharp photo's
+        (:data:`SHARP_RIM_BLUR_PX`, in quadrature), in mm; 0 for a sharp photo
+        or when the blur could not be measured.
+    """
+    if not math.isfinite(blur_px) or blur_px <= SHARP_RIM_BLUR_PX:
+        return 0.0
+    excess_px = math.sqrt(blur_px**2 - SHARP_RIM_BLUR_PX**2)
+    return SOFT_SIGMA_PER_BLUR * excess_px * mm_per_px
+
+
+def _photo_blur_px(image_bgr: npt.NDArray[np.uint8], winks: tuple[CloseupWink, ...]) -> float:
+    """The median blur of the winks' rims where they lie against felt, px (NaN if none do)."""
+    felt = felt_bgr(image_bgr)
+    seen = [v for v in (rim_blur_px(image_bgr, w.ellipse, felt) for w in winks) if math.isfinite(v)]
+    return float(np.median(seen)) if seen else float("nan")
+
+
+def _pair_blur_px(image_bgr: npt.NDArray[np.uint8], a: CloseupWink, b: CloseupWink) -> float:
+    """The mean blur of the pair's rims where they lie against felt, px (NaN if neither does)."""
+    felt = felt_bgr(image_bgr)
+    seen = [
+        v for v in (rim_blur_px(image_bgr, w.ellipse, felt) for w in (a, b)) if math.isfinite(v)
+    ]
+    return float(np.mean(seen)) if seen else float("nan")
+
+
 def _plane_sigma_mm(
     plane: MatPlane,
     winks: tuple[CloseupWink, ...],
@@ -1344,7 +1403,27 @@ def _pair_setup(
     if isinstance(pot, PotRim):
         rectified, pot_note = _with_pot(rectified, pot)
     plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
-    i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
+    try:
+        i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
+    except NoCandidatePairError as exc:
+        # A soft photo loses winks' rims (the plane fit drops those that misfit):
+        # then the first thing to say is that, with the blur measured.
+        blur_px = _photo_blur_px(image_bgr, detected)
+        if not blur_px > SOFT_REFUSAL_BLUR_PX:
+            raise
+        soft = (
+            f"the photo is soft (the winks' rims are blurred by about {blur_px:.1f} px, "
+            f"a sharp photo's by {SHARP_RIM_BLUR_PX:.1f} or less)"
+        )
+        if near_xy_px is not None:
+            raise NoCandidatePairError(
+                f"{soft}: take it again with the phone held still and in focus; {exc}"
+            ) from exc
+        raise NoCandidatePairError(
+            f"{soft}, and no two of the {len(winks)} winks it still shows clearly are within "
+            f"{CANDIDATE_GAP_MM} mm of each other: take it again with the phone held still and "
+            "in focus, or name the pair with --pair ID1,ID2"
+        ) from exc
     a, b = winks[i], winks[j]
     da, db = sizes[i], sizes[j]
     top = occluder(a, b, _lab_near(image_bgr, a, b))
@@ -1587,6 +1666,15 @@ def _review_read(
             f"{' and '.join(faint)} {'is' if len(faint) == 1 else 'are'} nearly the felt's colour: "
             "the outline is faint and less sure"
         )
+    mm_per_px = plane.mm_per_px_at(_contact_point_px(a, b))
+    blur_px = _pair_blur_px(image_bgr, a, b)
+    sigma_soft = soft_sigma_mm(blur_px, mm_per_px)
+    if sigma_soft >= SOFT_NOTE_MM:
+        notes.append(
+            f"the photo is soft (the rims are blurred by about {blur_px:.1f} px, a sharp photo's "
+            f"by {SHARP_RIM_BLUR_PX:.1f} or less): the uncertainty allows for it; a photo held "
+            "still and in focus would narrow it"
+        )
     sigma = math.sqrt(
         sigma_fit**2
         + sigma_fov**2
@@ -1596,13 +1684,14 @@ def _review_read(
         + sigma_faint**2
         + sigma_shape**2
         + sigma_plane**2
+        + sigma_soft**2
     )
     uncertainty = COVERAGE_SIGMA * sigma
     notes.append(
         f"one-sigma parts (mm): rim fits {sigma_fit:.2f}, focal length {sigma_fov:.2f}, "
         f"how the winks rest {sigma_support:.2f}, wink size {sigma_size:.2f}, "
         f"model {sigma_model:.2f}, faint outline {sigma_faint:.2f}, "
-        f"out of round {sigma_shape:.2f}, mat plane {sigma_plane:.2f}"
+        f"out of round {sigma_shape:.2f}, mat plane {sigma_plane:.2f}, soft photo {sigma_soft:.2f}"
     )
     squopped = decide(overlap, uncertainty)
     upper = lower = None
@@ -1653,7 +1742,7 @@ def _review_read(
         uncertainty_mm=uncertainty,
         upper_raised=raised,
         plane_tilt_deg=plane.tilt_deg,
-        mm_per_px=plane.mm_per_px_at(_contact_point_px(a, b)),
+        mm_per_px=mm_per_px,
         winks=reviewed,
         notes=tuple(notes),
         other_pairs=other_pairs,
@@ -1666,6 +1755,7 @@ def _review_read(
             ("faint", sigma_faint),
             ("shape", sigma_shape),
             ("plane", sigma_plane),
+            ("soft", sigma_soft),
         ),
         plane_normal_camera=(
             float(plane.normal[0]),

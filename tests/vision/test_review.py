@@ -30,6 +30,8 @@ from vision.closeup_geometry import (
 )
 from vision.review import (
     READ_MAX_PIXELS,
+    SHARP_RIM_BLUR_PX,
+    SOFT_SIGMA_PER_BLUR,
     NoCandidatePairError,
     PairNotFoundError,
     Verdict,
@@ -39,6 +41,7 @@ from vision.review import (
     lies_on_mat,
     occluder,
     review_photo,
+    soft_sigma_mm,
 )
 
 WIDTH, HEIGHT = 1600, 1200
@@ -145,6 +148,49 @@ def test_a_faint_wink_widens_the_uncertainty():
     assert any("nearly the felt's colour" in n for n in on_green.notes)
     assert not any("nearly the felt's colour" in n for n in on_grey.notes)
     assert on_green.uncertainty_mm > on_grey.uncertainty_mm
+
+
+def test_a_soft_photo_widens_the_uncertainty_and_says_so():
+    # The same pair drawn sharp and blurred by 5 px (a photo out of focus).
+    sharp_image = _pair(-1.0)
+    sharp = review_photo(sharp_image)
+    soft = review_photo(cv2.GaussianBlur(sharp_image, (0, 0), 5.0))
+    assert dict(sharp.sigma_parts_mm)["soft"] == 0.0
+    assert not any("the photo is soft" in n for n in sharp.notes)
+    assert dict(soft.sigma_parts_mm)["soft"] > 0.0
+    assert any("the photo is soft" in n for n in soft.notes)
+    assert soft.uncertainty_mm > sharp.uncertainty_mm
+
+
+@pytest.mark.parametrize(
+    ("blur_px", "refusal"),
+    [
+        (0.0, r"^no two of the \d winks found are within"),  # sharp: the winks are far apart
+        (6.0, r"^the photo is soft \(the winks' rims are blurred by about [5-7]\.\d px"),
+    ],
+)
+def test_a_refusal_for_want_of_a_close_pair_names_a_soft_photos_blur_first(blur_px, refusal):
+    image = render([(0.0, 0.0, 0.0, 22.0, RED), (40.0, 0.0, 0.0, 16.0, BLUE)])
+    if blur_px:
+        image = cv2.GaussianBlur(image, (0, 0), blur_px)
+    with pytest.raises(NoCandidatePairError, match=refusal):
+        review_photo(image)
+
+
+@pytest.mark.parametrize(
+    ("blur_px", "mm_per_px", "sigma_mm"),
+    [
+        (2.0, 0.1, 0.0),  # sharper than a sharp photo may read: no allowance
+        (SHARP_RIM_BLUR_PX, 0.1, 0.0),  # exactly at the allowance's start
+        (math.hypot(SHARP_RIM_BLUR_PX, 4.0), 0.1, SOFT_SIGMA_PER_BLUR * 0.4),  # 4 px beyond, 0.4 mm
+        (math.hypot(SHARP_RIM_BLUR_PX, 4.0), 0.05, SOFT_SIGMA_PER_BLUR * 0.2),  # the same, closer
+        (float("nan"), 0.1, 0.0),  # no rim against felt to read the blur from
+    ],
+)
+def test_the_soft_photo_allowance_grows_with_the_blur_beyond_a_sharp_photos(
+    blur_px, mm_per_px, sigma_mm
+):
+    assert soft_sigma_mm(blur_px, mm_per_px) == pytest.approx(sigma_mm, abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -614,7 +660,17 @@ def test_the_stated_uncertainty_is_the_coverage_times_its_one_sigma_parts():
 
     verdict = review_photo(_pair(1.0, upper_raised=True, tilt_deg=30.0))
     parts = dict(verdict.sigma_parts_mm)
-    assert set(parts) == {"fit", "fov", "support", "size", "model", "faint", "shape", "plane"}
+    assert set(parts) == {
+        "fit",
+        "fov",
+        "support",
+        "size",
+        "model",
+        "faint",
+        "shape",
+        "plane",
+        "soft",
+    }
     assert all(v >= 0.0 for v in parts.values())
     assert verdict.uncertainty_mm == pytest.approx(
         COVERAGE_SIGMA * math.sqrt(sum(v * v for v in parts.values())), rel=1e-9
