@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 from skimage import measure
 
-from vision.closeup import ImageEllipse, _RimIndex, _unmix, iso_chains
+from vision.closeup import (
+    ImageEllipse,
+    _fit_ellipses_direct,
+    _RimIndex,
+    _unmix,
+    ellipse_points,
+    fit_ellipse_direct,
+    iso_chains,
+)
 
 
 def _speckled_blobs(seed: int) -> np.ndarray:
@@ -91,3 +99,36 @@ def test_rim_points_near_an_ellipse_are_those_found_by_testing_every_point():
             assert every.sum() > 0
             np.testing.assert_array_equal(index.near(ellipse, tol_px), every)
             np.testing.assert_array_equal(index.near(ellipse, tol_px, among), every & among)
+
+
+def _five_point_arcs(rng: np.random.Generator, n_sets: int) -> np.ndarray:
+    """RANSAC-like samples: five noisy points on short arcs of random ellipses, pixels."""
+    sets = []
+    for _ in range(n_sets):
+        ellipse = ImageEllipse(
+            tuple(rng.uniform(0.0, 1000.0, 2)),
+            (float(rng.uniform(40.0, 300.0)), float(rng.uniform(20.0, 40.0))),
+            float(rng.uniform(-np.pi, np.pi)),
+        )
+        t = rng.uniform(0.0, 2 * np.pi) + np.sort(rng.uniform(0.0, rng.uniform(0.2, 3.0), 5))
+        sets.append(ellipse_points(ellipse, t) + rng.normal(0.0, rng.uniform(0.0, 2.0), (5, 2)))
+    return np.array(sets)
+
+
+def test_ellipses_fitted_in_a_batch_are_those_fitted_one_by_one():
+    rng = np.random.default_rng(6)
+    samples = _five_point_arcs(rng, 400)
+    # Scattered points too, like the texture in a pot that RANSAC samples from.
+    samples[::4] = rng.uniform(0.0, 50.0, samples[::4].shape)
+    expected = [fit_ellipse_direct(p) for p in samples]
+    assert all(e is not None for e in expected)
+    assert _fit_ellipses_direct(samples) == expected
+
+
+def test_a_degenerate_set_in_a_batch_leaves_the_other_fits_as_they_are():
+    samples = _five_point_arcs(np.random.default_rng(7), 20)
+    # Five points on one line: the direct fit's scatter matrix is singular.
+    samples[3] = np.column_stack([np.arange(5.0), np.full(5, 7.0)])
+    expected = [fit_ellipse_direct(p) for p in samples]
+    assert expected[3] is None
+    assert _fit_ellipses_direct(samples) == expected
