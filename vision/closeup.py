@@ -816,7 +816,12 @@ def _without_specks(values: FloatArray, level: float, min_points: int) -> FloatA
         edges[:, :-1] += across
         edges[1:, :] += down
         edges[:-1, :] += down
-        crossings = np.bincount(labels.ravel(), weights=edges.ravel(), minlength=n_parts)
+        # Only pixels on a crossing add anything; a pot's map has a million
+        # pixels but a tenth of them on one, and weighted bincount is slow per pixel.
+        on_edge = np.flatnonzero(edges)
+        crossings = np.bincount(
+            labels.ravel()[on_edge], weights=edges.ravel()[on_edge], minlength=n_parts
+        )
         small = crossings + 1 < min_points
         small[0] = False
         if not small.any():
