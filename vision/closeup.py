@@ -781,7 +781,141 @@ def iso_chains(values: FloatArray, level: float, min_points: int) -> list[FloatA
         ``(x_px, y_px)`` along each chain.
     """
     evened = _without_specks(np.asarray(values), level, min_points)
-    return [c[:, ::-1] for c in measure.find_contours(evened, level) if len(c) >= min_points]
+    return [c[:, ::-1] for c in _find_contours(evened, level) if len(c) >= min_points]
+
+
+#: Marching squares as skimage draws each cell's segments (bit 1: upper left above
+#: the level, 2: upper right, 4: lower left, 8: lower right), low values on the
+#: left going from the first side to the second; sides 0 top, 1 bottom, 2 left,
+#: 3 right. Cells 6 and 9 (saddles, low values joined) hold a second segment.
+_CELL_SEGMENT = {
+    1: (0, 2), 2: (3, 0), 3: (3, 2), 4: (2, 1), 5: (0, 1), 6: (3, 0), 7: (3, 1),
+    8: (1, 3), 9: (0, 2), 10: (1, 0), 11: (1, 2), 12: (2, 3), 13: (0, 3), 14: (2, 0),
+}  # fmt: skip
+_SADDLE_SEGMENT = {6: (2, 1), 9: (1, 3)}
+_FROM_SIDE = np.array([_CELL_SEGMENT.get(k, (-1, -1))[0] for k in range(16)], dtype=np.int8)
+_TO_SIDE = np.array([_CELL_SEGMENT.get(k, (-1, -1))[1] for k in range(16)], dtype=np.int8)
+
+
+class _ExactLevelError(ValueError):
+    """A pixel lies exactly at the level (or is not finite): chains can meet there."""
+
+
+def _find_contours(values: FloatArray, level: float) -> list[FloatArray]:
+    """``skimage.measure.find_contours(values, level)``, the same arrays, with numpy.
+
+    skimage joins its marching-squares segments one at a time in Python, which
+    took most of the time on a pot's hundred thousand segments. Here the
+    segments are joined as arrays, and each chain comes out as skimage's
+    assembly leaves it: chains ordered by their first segment in scan order;
+    an open chain from its free end; a closed one starting (and ending) at the
+    end point of its last segment in scan order, the one that closed it. The
+    points are computed with skimage's arithmetic. Where a pixel is exactly at
+    the level (chains could meet on it) skimage itself is asked.
+
+    Parameters
+    ----------
+    values : (h, w) float ndarray
+    level : float
+
+    Returns
+    -------
+    list of (n, 2) float ndarray
+        ``(row, col)`` along each chain.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    h, w = v.shape
+    above = (v > level).view(np.uint8)
+    case = above[:-1, :-1] | (above[:-1, 1:] << 1)
+    case |= above[1:, :-1] << 2
+    case |= above[1:, 1:] << 3
+    # Cases 1..14 (uint8 wraps 0 round to 255): the cells a chain crosses.
+    cells = np.flatnonzero((case - 1) < 14)
+    if len(cells) == 0:
+        return []
+    cell_case = case.ravel()[cells]
+    saddle = (cell_case == 6) | (cell_case == 9)
+    n_seg = len(cells) + int(saddle.sum())
+    # Segments in skimage's order: cell by cell, a saddle's second one right after.
+    first_at = np.arange(len(cells)) + np.concatenate([[0], np.cumsum(saddle)[:-1]])
+    second_at = first_at[saddle] + 1
+    seg_cell = np.empty(n_seg, dtype=np.intp)
+    from_side = np.empty(n_seg, dtype=np.int8)
+    to_side = np.empty(n_seg, dtype=np.int8)
+    seg_cell[first_at], seg_cell[second_at] = cells, cells[saddle]
+    from_side[first_at], to_side[first_at] = _FROM_SIDE[cell_case], _TO_SIDE[cell_case]
+    six = cell_case[saddle] == 6
+    from_side[second_at] = np.where(six, _SADDLE_SEGMENT[6][0], _SADDLE_SEGMENT[9][0])
+    to_side[second_at] = np.where(six, _SADDLE_SEGMENT[6][1], _SADDLE_SEGMENT[9][1])
+    row, col = np.divmod(seg_cell, w - 1)
+    # Each point lies on one pixel edge: horizontal edges (between (r, c) and
+    # (r, c + 1)) numbered first, then vertical ones (between (r, c) and (r + 1, c)).
+    n_horizontal = h * (w - 1)
+
+    def edge_of(side: npt.NDArray[np.int8]) -> npt.NDArray[np.intp]:
+        return np.select(
+            [side == 0, side == 1, side == 2],
+            [row * (w - 1) + col, (row + 1) * (w - 1) + col, n_horizontal + row * w + col],
+            n_horizontal + row * w + col + 1,
+        )
+
+    edge_from, edge_to = edge_of(from_side), edge_of(to_side)
+    from_order = np.argsort(edge_from, kind="stable")
+    from_sorted = edge_from[from_order]
+    to_sorted = np.sort(edge_to)
+    if np.any(from_sorted[1:] == from_sorted[:-1]) or np.any(to_sorted[1:] == to_sorted[:-1]):
+        return measure.find_contours(v, level)
+    # The segment that starts where each one ends (-1 at an open chain's end).
+    at = np.minimum(np.searchsorted(from_sorted, edge_to), n_seg - 1)
+    succ = np.where(from_sorted[at] == edge_to, from_order[at], -1)
+    # Pointer doubling, as many rounds as the longest chain could need.
+    rounds = int(np.ceil(np.log2(n_seg))) + 1
+    seg = np.arange(n_seg)
+    jump = np.where(succ < 0, seg, succ)
+    latest = seg.copy()
+    for _ in range(rounds):
+        latest = np.maximum(latest, latest[jump])
+        jump = jump[jump]
+    # A closed chain is cut after its latest segment, so that every chain is
+    # a run from a head to a last segment.
+    closed = succ[jump] >= 0
+    succ = np.where(closed & (latest == seg), -1, succ)
+    jump = np.where(succ < 0, seg, succ)
+    to_last = (succ >= 0).astype(np.intp)
+    for _ in range(rounds):
+        to_last = to_last + to_last[jump]
+        jump = jump[jump]
+    last = jump
+    order = np.lexsort((-to_last, last))
+    last_in_order = last[order]
+    starts = np.flatnonzero(np.r_[True, last_in_order[1:] != last_in_order[:-1]])
+    ends = np.r_[starts[1:], n_seg]
+    first_seg = np.minimum.reduceat(order, starts)
+
+    def points(edge: npt.NDArray[np.intp]) -> FloatArray:
+        horizontal = edge < n_horizontal
+        e = np.where(horizontal, edge, edge - n_horizontal)
+        r = np.where(horizontal, e // (w - 1), e // w)
+        c = np.where(horizontal, e % (w - 1), e % w)
+        lo = v[r, c]
+        hi = v[np.where(horizontal, r, r + 1), np.where(horizontal, c + 1, c)]
+        if np.any(lo == level) or np.any(hi == level) or not np.isfinite(lo + hi).all():
+            raise _ExactLevelError
+        frac = (level - lo) / (hi - lo)
+        return np.column_stack(
+            [np.where(horizontal, r, r + frac), np.where(horizontal, c + frac, c)]
+        )
+
+    try:
+        # A chain is its head segment's start, then every segment's end.
+        to_rc = points(edge_to[order])
+        head_rc = points(edge_from[order[starts]])
+    except _ExactLevelError:
+        return measure.find_contours(v, level)
+    return [
+        np.concatenate([head_rc[k : k + 1], to_rc[starts[k] : ends[k]]])
+        for k in np.argsort(first_seg, kind="stable").tolist()
+    ]
 
 
 def _without_specks(values: FloatArray, level: float, min_points: int) -> FloatArray:

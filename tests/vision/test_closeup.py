@@ -9,6 +9,7 @@ from skimage import measure
 
 from vision.closeup import (
     ImageEllipse,
+    _find_contours,
     _fit_ellipses_direct,
     _RimIndex,
     _unmix,
@@ -132,3 +133,33 @@ def test_a_degenerate_set_in_a_batch_leaves_the_other_fits_as_they_are():
     expected = [fit_ellipse_direct(p) for p in samples]
     assert expected[3] is None
     assert _fit_ellipses_direct(samples) == expected
+
+
+@pytest.mark.parametrize(
+    ("crop", "level"),
+    [
+        ((slice(None), slice(None)), 0.5),  # closed chains, many of them specks
+        ((slice(30, 200), slice(40, 250)), 0.5),  # blobs cut by the border: open chains
+        ((slice(None), slice(None)), 0.3),  # another level
+    ],
+)
+def test_chains_joined_as_arrays_are_those_of_find_contours(crop, level):
+    values = _speckled_blobs(8)[crop]
+    expected = measure.find_contours(values, level)
+    got = _find_contours(values, level)
+    assert len(got) == len(expected) > 50
+    for got_chain, expected_chain in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(got_chain, expected_chain)
+
+
+def test_pixels_exactly_at_the_level_give_find_contours_own_chains():
+    # A disc of exactly 0.5 inside: chains meet on pixel centres, skimage's own case.
+    values = np.zeros((40, 50))
+    cv2.circle(values, (20, 20), 10, 0.5, -1)
+    cv2.circle(values, (20, 20), 6, 1.0, -1)
+    values[5:9, 30:45] = 1.0
+    expected = measure.find_contours(values, 0.5)
+    got = _find_contours(values, 0.5)
+    assert len(got) == len(expected) > 1
+    for got_chain, expected_chain in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(got_chain, expected_chain)
