@@ -29,12 +29,16 @@ from vision.closeup_geometry import (
     tilted,
 )
 from vision.review import (
+    LENS_BLUR_MARGIN,
+    LENS_MARGIN_PX,
     READ_MAX_PIXELS,
     SHARP_RIM_BLUR_PX,
     SOFT_SIGMA_PER_BLUR,
     NoCandidatePairError,
     PairNotFoundError,
     Verdict,
+    _edge_distances,
+    _excess_blur_px,
     _lab_near,
     combine,
     decide,
@@ -277,6 +281,24 @@ def test_the_upper_of_two_same_colour_winks_shows_by_its_outline_across_the_othe
     large, small = sorted(find_closeup_winks(image), key=lambda w: -w.ellipse.semi_axes_px[0])
     assert occluder(small, large) is None
     assert occluder(small, large, _lab_near(image, small, large)) is small
+
+
+def test_the_overlaps_inner_edge_is_looked_for_only_past_a_soft_photos_smear():
+    # In a soft photo the outlines where the overlap meets the felt smear into
+    # it and can pass for the front wink's rim: the lens looked in shrinks by
+    # 2.5 times the blur beyond a sharp photo's. Here 2 mm of overlap is a lens
+    # 14 px deep, gone once it shrinks by half that from each side.
+    image = render(
+        [(0.0, 0.0, 0.0, 22.0, BLUE), (17.0, 0.0, THICKNESS_MM, 16.0, BLUE)], tilt_deg=20.0
+    )
+    large, small = sorted(find_closeup_winks(image), key=lambda w: -w.ellipse.semi_axes_px[0])
+    lab = _lab_near(image, small, large)
+    assert all(np.isfinite(_edge_distances(lab, small.ellipse, large.ellipse)))
+    assert not any(np.isfinite(_edge_distances(lab, small.ellipse, large.ellipse, margin_px=7.5)))
+    sharp = SHARP_RIM_BLUR_PX
+    assert LENS_MARGIN_PX + LENS_BLUR_MARGIN * _excess_blur_px(sharp) == LENS_MARGIN_PX
+    # 7.5 px of blur, 7.1 beyond a sharp photo's: the lens shrinks by 19 px.
+    assert LENS_MARGIN_PX + LENS_BLUR_MARGIN * _excess_blur_px(7.5) == pytest.approx(19.2, abs=0.1)
 
 
 def test_rectification_recovers_the_tilt_of_the_plane():
