@@ -32,10 +32,14 @@ before it is reviewed (not timed): a photo out of focus. With
 an angle fixed per photo (from its name): a shaken photo. The summary says on
 how many photos the review allowed for a soft photo (its ``soft`` part).
 
+With ``--code=CHECKOUT`` the photos are reviewed by another checkout's code
+(``git worktree add /tmp/old COMMIT``), so that a before and after are
+measured by the same script.
+
 Usage::
 
     .venv/bin/python benchmarks/review.py [--default-pair] [--true-plane]
-        [--blur=SIGMA | --shake=LENGTH] [FOLDER ...]
+        [--blur=SIGMA | --shake=LENGTH] [--code=CHECKOUT] [FOLDER ...]
 """
 
 from __future__ import annotations
@@ -50,7 +54,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+# --code=CHECKOUT reviews with another checkout's code (e.g. `git worktree add
+# /tmp/old COMMIT`), measured by this script: a before/after with this
+# script's options, such as --shake, that the older one lacks.
+_CODE = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--code=")]
+ROOT = Path(_CODE[-1]).resolve() if _CODE else Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
