@@ -144,7 +144,7 @@ FAINT_CONTRAST = 18.0
 #: Chosen on 51 close-ups (shared, samples, seeds 4201-4212 and 5001-5030)
 #: blurred by 0, 2, 4 and 8 px. Without the term the truth fell outside the
 #: stated uncertainty on 6 % of pairs at 4 px and 17 % at 8 px; with it, on
-#: none at 2 and 4 px and 4 % at 8 px. It cost 4 of 136 right calls on the
+#: none at 2 and 4 px and 4 % at 8 px. It cost 4 of 144 right calls on the
 #: blurred photos (now "too close to call") and none on the sharp ones, whose
 #: rims read 1.1-3.5 px (the bevel and the JPEG soften the step), most under 2.5.
 SHARP_RIM_BLUR_PX = 2.5
