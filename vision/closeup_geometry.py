@@ -67,9 +67,10 @@ class PinholeIntrinsics:
     def rays(self, image_xy_px: npt.ArrayLike) -> FloatArray:
         """(n, 3) ray directions (z = 1) through pixels."""
         pts = np.asarray(image_xy_px, dtype=np.float64).reshape(-1, 2)
-        out = np.ones((len(pts), 3))
+        out = np.empty((len(pts), 3))
         out[:, 0] = (pts[:, 0] - self.principal_xy_px[0]) / self.focal_px
         out[:, 1] = (pts[:, 1] - self.principal_xy_px[1]) / self.focal_px
+        out[:, 2] = 1.0
         return out
 
     def project(self, camera_xyz: FloatArray) -> FloatArray:
@@ -92,7 +93,10 @@ def _plane_basis(normal: FloatArray) -> tuple[FloatArray, FloatArray]:
     helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     e1 = helper - normal * float(helper @ normal)
     e1 /= np.linalg.norm(e1)
-    e2 = np.cross(normal, e1)
+    # np.cross's own products and differences, without its set-up: estimate_plane
+    # makes a new plane, and so a new basis, at each of hundreds of trial normals.
+    n0, n1, n2 = normal[0], normal[1], normal[2]
+    e2 = np.array([n1 * e1[2] - n2 * e1[1], n2 * e1[0] - n0 * e1[2], n0 * e1[1] - n1 * e1[0]])
     return e1, e2
 
 
@@ -126,11 +130,21 @@ class MatPlane:
     def to_plane(self, image_xy_px: npt.ArrayLike, height_mm: npt.ArrayLike = 0.0) -> FloatArray:
         """Cut pixel rays with the plane ``height_mm`` above the mat: (n, 2) plane mm."""
         rays = self.intrinsics.rays(image_xy_px)
-        h = np.broadcast_to(np.asarray(height_mm, dtype=np.float64), (len(rays),))
-        lam = (self.distance_mm - h) / (rays @ self.normal)
+        h = np.asarray(height_mm, dtype=np.float64)
+        # One height for all rays is subtracted once (the same difference per ray):
+        # review cuts thousands of small rims a photo, and broadcasting cost more.
+        lift = (
+            self.distance_mm - float(h)
+            if h.ndim == 0
+            else self.distance_mm - np.broadcast_to(h, (len(rays),))
+        )
+        lam = lift / (rays @ self.normal)
         pts = rays * lam[:, None]
         e1, e2 = self.basis
-        return np.column_stack([pts @ e1, pts @ e2])
+        out = np.empty((len(pts), 2))
+        out[:, 0] = pts @ e1
+        out[:, 1] = pts @ e2
+        return out
 
     def to_image(self, plane_xy_mm: npt.ArrayLike, height_mm: npt.ArrayLike = 0.0) -> FloatArray:
         """Project plane points ``height_mm`` above the mat into the image: (n, 2) px."""

@@ -7,7 +7,10 @@ import pytest
 from scipy import optimize
 
 from vision.closeup_geometry import (
+    MatPlane,
+    PinholeIntrinsics,
     _forward_jacobian,
+    _plane_basis,
     fit_circle,
     fit_circle_known_radius,
     fit_circles,
@@ -135,3 +138,23 @@ def test_block_jacobian_is_the_one_parameter_at_a_time_jacobian_from_fewer_calls
     py = 1.1 * (np.sin(np.linspace(0, 2 * np.pi, 7, endpoint=False)) * 10 - 2) - 0.3
     dist = np.hypot(px - 3.2, py + 1.9)
     np.testing.assert_allclose(jac[:7, 3], -(px - 3.2) / dist, atol=1e-6)
+
+
+def test_plane_basis_is_the_normal_crossed_exactly_as_numpy_crosses_it() -> None:
+    rng = np.random.default_rng(7)
+    normals = rng.normal(size=(200, 3))
+    normals[:, 2] = np.abs(normals[:, 2]) + 0.3
+    normals[::10] = [0.95, 0.1, 0.3]  # the other helper axis
+    for normal in normals / np.linalg.norm(normals, axis=1)[:, None]:
+        e1, e2 = _plane_basis(normal)
+        assert np.array_equal(e2, np.cross(normal, e1))
+
+
+def test_one_height_cuts_the_rays_as_that_height_given_per_ray() -> None:
+    rng = np.random.default_rng(8)
+    normal = np.array([0.1, -0.2, 1.0]) / np.linalg.norm([0.1, -0.2, 1.0])
+    plane = MatPlane(PinholeIntrinsics.from_hfov(4032, 3024, 66.0), normal, 231.7)
+    pixels = rng.uniform(0.0, 4000.0, (300, 2))
+    for height_mm in (0.0, 0.85, 38.0):
+        per_ray = plane.to_plane(pixels, np.full(len(pixels), height_mm))
+        assert np.array_equal(plane.to_plane(pixels, height_mm), per_ray)
