@@ -19,6 +19,7 @@ verdict is "too close to call": ``squopped`` is None, never a coin toss.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -804,6 +805,13 @@ def _radius_fits_a_size(radii: FloatArray) -> npt.NDArray[np.bool_]:
 # --------------------------------------------------------------------------
 
 
+#: Plan centres already fitted on each plane, by rim array (its id; the array is
+#: kept to tell a reused id), radius and support: see :func:`_plan_centre`.
+_CENTRES: weakref.WeakKeyDictionary[
+    MatPlane, dict[tuple[int, float | None, Support | None], tuple[FloatArray, FloatArray]]
+] = weakref.WeakKeyDictionary()
+
+
 def _plan_centre(
     plane: MatPlane,
     w: CloseupWink,
@@ -812,8 +820,22 @@ def _plan_centre(
     *,
     known_radius: bool = False,
 ) -> FloatArray:
+    """Plan centre (2,) mm of a wink's circle on ``plane`` (:func:`fit_wink_circle`).
+
+    A review asks for the same wink's centre on the same plane many times
+    (the pair's gap, then which one is nearer the camera, every candidate
+    pair, the winks shown): each is fitted once per plane and rim, about
+    60 ms a photo. The rim arrays are taken as never changed in place.
+    """
     radius = diameter_mm / 2 if (known_radius or w.rim_visible_fraction < 0.9) else None
-    centre, _, _ = fit_wink_circle(plane, w.rim_image_px, radius_mm=radius, support=support)
+    rim = w.rim_image_px
+    fitted = _CENTRES.setdefault(plane, {})
+    key = (id(rim), radius, support)
+    hit = fitted.get(key)
+    if hit is not None and hit[0] is rim:
+        return hit[1].copy()
+    centre, _, _ = fit_wink_circle(plane, rim, radius_mm=radius, support=support)
+    fitted[key] = (rim, centre.copy())
     return centre
 
 

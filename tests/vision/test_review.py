@@ -23,8 +23,10 @@ from vision.closeup_geometry import (
     MatPlane,
     PinholeIntrinsics,
     RectificationError,
+    Support,
     estimate_plane,
     fit_plane_to_circles,
+    fit_wink_circle,
     plane_spread,
     tilted,
 )
@@ -40,6 +42,7 @@ from vision.review import (
     _edge_distances,
     _excess_blur_px,
     _lab_near,
+    _plan_centre,
     combine,
     decide,
     lies_on_mat,
@@ -1017,3 +1020,21 @@ def test_a_point_given_in_a_large_photo_s_pixels_picks_the_pair_there():
     colour = {w.id: w.colour for w in second.winks}
     second_pair = frozenset(colour[i] for i in second.ids)
     assert {first_pair, second_pair} == {frozenset(("green", "red")), frozenset(("green", "blue"))}
+
+
+def test_a_plan_centre_asked_again_is_the_fit_and_a_new_rim_is_fitted_afresh():
+    from dataclasses import replace
+
+    intr, rims, normal, distance = _noisy_rims(FOUR_SPREAD[:2], 20.0, seed=3)
+    plane = MatPlane(intr, normal, distance)
+    wink = replace(_rim_wink((800.0, 600.0), 50.0), rim_image_px=rims[0])
+    leaning = Support(height_mm=1.6, leaning=True, towards_xy_mm=(35.0, -10.0))
+    for support, known_radius in ((None, False), (leaning, True)):
+        radius = 11.0 if known_radius else None
+        fresh = fit_wink_circle(plane, rims[0], radius_mm=radius, support=support)[0]
+        for _ in range(2):
+            centre = _plan_centre(plane, wink, 22.0, support, known_radius=known_radius)
+            assert np.array_equal(centre, fresh)
+            centre += 100.0  # the caller's copy: the next answer is still the fit
+    other = replace(wink, rim_image_px=rims[1])
+    assert np.array_equal(_plan_centre(plane, other, 22.0), fit_wink_circle(plane, rims[1])[0])
