@@ -130,6 +130,16 @@ class MatPlane:
     def to_plane(self, image_xy_px: npt.ArrayLike, height_mm: npt.ArrayLike = 0.0) -> FloatArray:
         """Cut pixel rays with the plane ``height_mm`` above the mat: (n, 2) plane mm."""
         rays = self.intrinsics.rays(image_xy_px)
+        return self.cut_rays(rays, rays @ self.normal, height_mm)
+
+    def cut_rays(
+        self, rays: FloatArray, rays_along_normal: FloatArray, height_mm: npt.ArrayLike = 0.0
+    ) -> FloatArray:
+        """:meth:`to_plane` of rays already cast: (n, 3) ``rays`` and ``rays @ normal``.
+
+        A rim cut at several heights (:func:`fit_wink_circle` cuts each ten
+        times) casts its rays once.
+        """
         h = np.asarray(height_mm, dtype=np.float64)
         # One height for all rays is subtracted once (the same difference per ray):
         # review cuts thousands of small rims a photo, and broadcasting cost more.
@@ -138,7 +148,7 @@ class MatPlane:
             if h.ndim == 0
             else self.distance_mm - np.broadcast_to(h, (len(rays),))
         )
-        lam = lift / (rays @ self.normal)
+        lam = lift / rays_along_normal
         pts = rays * lam[:, None]
         e1, e2 = self.basis
         out = np.empty((len(pts), 2))
@@ -197,21 +207,27 @@ def fit_circles(points_xy: FloatArray, counts: npt.ArrayLike) -> tuple[FloatArra
     qx, qy = q[:, 0], q[:, 1]
     qq = qx * qx + qy * qy
     # Rows (2 qx, 2 qy, 1) against qq: the 3x3 normal equations of each set.
-    terms = np.column_stack(
-        [4 * qx * qx, 4 * qx * qy, 2 * qx, 4 * qy * qy, 2 * qy, 2 * qx * qq, 2 * qy * qq, qq]
-    )
+    # Filled in place, not stacked: estimate_plane's optimiser fits hundreds of times.
+    terms = np.empty((len(q), 8))
+    terms[:, 0] = 4 * qx * qx
+    terms[:, 1] = 4 * qx * qy
+    terms[:, 2] = 2 * qx
+    terms[:, 3] = 4 * qy * qy
+    terms[:, 4] = 2 * qy
+    terms[:, 5] = 2 * qx * qq
+    terms[:, 6] = 2 * qy * qq
+    terms[:, 7] = qq
     sums = np.add.reduceat(terms, starts, axis=0)
-    xx, xy, x1, yy, y1, xb, yb, b1 = sums.T
-    normal = np.stack(
-        [
-            np.stack([xx, xy, x1], axis=-1),
-            np.stack([xy, yy, y1], axis=-1),
-            np.stack([x1, y1, counts.astype(np.float64)], axis=-1),
-        ],
-        axis=-2,
-    )
+    # Columns xx, xy, x1, yy, y1 of the sums, and the count, into each symmetric 3x3.
+    normal = np.empty((len(counts), 3, 3))
+    normal[:, 0, :] = sums[:, 0:3]
+    normal[:, 1, 0] = sums[:, 1]
+    normal[:, 1, 1:] = sums[:, 3:5]
+    normal[:, 2, 0] = sums[:, 2]
+    normal[:, 2, 1] = sums[:, 4]
+    normal[:, 2, 2] = counts
     try:
-        sol = np.linalg.solve(normal, np.stack([xb, yb, b1], axis=-1)[..., None])[..., 0]
+        sol = np.linalg.solve(normal, sums[:, 5:8, None])[..., 0]
     except np.linalg.LinAlgError:
         # A set on one line: the least-squares fit of each set says what it can.
         fits = [fit_circle(p[a : a + n]) for a, n in zip(starts, counts, strict=True)]
@@ -375,14 +391,16 @@ def fit_wink_circle(
     With ``radius_mm`` given, only the centre is fitted (for partly hidden rims).
     """
     support = support or Support(height_mm=base_mm)
-    pts = plane.to_plane(rim_image_px, support.height_mm + thickness_mm / 2)
+    rays = plane.intrinsics.rays(rim_image_px)
+    along = rays @ plane.normal
+    pts = plane.cut_rays(rays, along, support.height_mm + thickness_mm / 2)
     centre, radius, rms = fit_circle(pts)
     r_model = radius_mm if radius_mm is not None else radius
+    flat = plane.cut_rays(rays, along, support.height_mm)
     for _ in range(3):
-        flat = plane.to_plane(rim_image_px, support.height_mm)
         base = support.underside_mm(flat, centre, r_model)
-        heights = rim_heights_mm(plane.to_plane(rim_image_px, base), centre, base, thickness_mm)
-        pts = plane.to_plane(rim_image_px, heights)
+        heights = rim_heights_mm(plane.cut_rays(rays, along, base), centre, base, thickness_mm)
+        pts = plane.cut_rays(rays, along, heights)
         if radius_mm is None:
             centre, radius, rms = fit_circle(pts)
             r_model = radius
@@ -420,16 +438,18 @@ def estimate_plane(
     subsample = [r[:: max(1, len(r) // 150)] for r in rims_image_px]
     # All rims in one array: the optimiser calls circularity hundreds of times.
     all_px = np.vstack(subsample)
+    all_rays = intrinsics.rays(all_px)
     counts = np.array([len(r) for r in subsample])
 
     def circularity(params: FloatArray, distance_mm: float | None) -> FloatArray:
         plane = MatPlane(intrinsics, _normal_from_angles(params[0], params[1]), distance_mm or 1.0)
-        p = plane.to_plane(all_px, 0.0 if distance_mm is None else thickness_mm / 2)
+        along = all_rays @ plane.normal
+        p = plane.cut_rays(all_rays, along, 0.0 if distance_mm is None else thickness_mm / 2)
         c, r = fit_circles(p, counts)
         if distance_mm is not None:
             # The outline is the lower rim on the camera's side, the upper rim beyond.
             heights = rim_heights_mm(p, np.repeat(c, counts, axis=0), 0.0, thickness_mm)
-            p = plane.to_plane(all_px, heights)
+            p = plane.cut_rays(all_rays, along, heights)
             c, r = fit_circles(p, counts)
         c_each, r_each = np.repeat(c, counts, axis=0), np.repeat(r, counts)
         return np.asarray(
@@ -682,8 +702,12 @@ def _circle_residuals(
     centres = plane.to_plane(centres_image_px, 0.0)
     out = []
     for rim, centre, diameter in zip(rims, centres, diameters_mm, strict=False):
-        heights = rim_heights_mm(plane.to_plane(rim, thickness_mm / 2), centre, 0.0, thickness_mm)
-        p = plane.to_plane(rim, heights)
+        rays = plane.intrinsics.rays(rim)
+        along = rays @ plane.normal
+        heights = rim_heights_mm(
+            plane.cut_rays(rays, along, thickness_mm / 2), centre, 0.0, thickness_mm
+        )
+        p = plane.cut_rays(rays, along, heights)
         miss = np.hypot(p[:, 0] - centre[0], p[:, 1] - centre[1]) - diameter / 2
         out.append(1.0 / math.sqrt(len(rim)) * miss)
     for body, centre in zip(solids, centres[len(rims) :], strict=True):

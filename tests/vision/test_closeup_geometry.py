@@ -6,14 +6,18 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from rules.board import WINK_THICKNESS_MM
 from vision.closeup_geometry import (
     MatPlane,
     PinholeIntrinsics,
+    Support,
     _forward_jacobian,
     _plane_basis,
     fit_circle,
     fit_circle_known_radius,
     fit_circles,
+    fit_wink_circle,
+    rim_heights_mm,
 )
 
 
@@ -158,3 +162,42 @@ def test_one_height_cuts_the_rays_as_that_height_given_per_ray() -> None:
     for height_mm in (0.0, 0.85, 38.0):
         per_ray = plane.to_plane(pixels, np.full(len(pixels), height_mm))
         assert np.array_equal(plane.to_plane(pixels, height_mm), per_ray)
+
+
+def _wink_circle_cut_by_cut(plane, rim_px, radius_mm, support, thickness_mm=WINK_THICKNESS_MM):
+    """fit_wink_circle as first written: every cut casts the rim's rays again."""
+    pts = plane.to_plane(rim_px, support.height_mm + thickness_mm / 2)
+    centre, radius, rms = fit_circle(pts)
+    r_model = radius_mm if radius_mm is not None else radius
+    for _ in range(3):
+        flat = plane.to_plane(rim_px, support.height_mm)
+        base = support.underside_mm(flat, centre, r_model)
+        heights = rim_heights_mm(plane.to_plane(rim_px, base), centre, base, thickness_mm)
+        pts = plane.to_plane(rim_px, heights)
+        if radius_mm is None:
+            centre, radius, rms = fit_circle(pts)
+            r_model = radius
+        else:
+            centre, rms = fit_circle_known_radius(pts, radius_mm, centre)
+            radius = radius_mm
+    return centre, radius, rms
+
+
+@pytest.mark.parametrize(
+    ("radius_mm", "support"),
+    [
+        (None, Support()),
+        (11.0, Support(height_mm=1.6)),
+        (8.0, Support(height_mm=1.9, leaning=True, towards_xy_mm=(30.0, 5.0))),
+    ],
+)
+def test_a_wink_circle_fitted_from_rays_cast_once_is_the_cut_by_cut_fit(radius_mm, support):
+    rng = np.random.default_rng(9)
+    normal = np.array([0.2, 0.1, 1.0]) / np.linalg.norm([0.2, 0.1, 1.0])
+    plane = MatPlane(PinholeIntrinsics.from_hfov(4032, 3024, 66.0), normal, 240.0)
+    ring = plane.to_image(_arc(rng, np.array([20.0, 5.0]), 11.0, 4.0, 300), 0.8)
+    rim_px = ring + rng.normal(0.0, 0.3, ring.shape)
+    got = fit_wink_circle(plane, rim_px, radius_mm=radius_mm, support=support)
+    want = _wink_circle_cut_by_cut(plane, rim_px, radius_mm, support)
+    assert np.array_equal(got[0], want[0])
+    assert got[1:] == want[1:]
