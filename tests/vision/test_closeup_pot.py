@@ -16,6 +16,7 @@ import pytest
 from closeup_camera import camera_over_origin, project, true_plane
 
 from rules.board import POT_BASE_DIAMETER_MM, POT_HEIGHT_MM, POT_TOP_DIAMETER_MM
+from vision.closeup import colour_distance
 from vision.closeup_geometry import (
     DEFAULT_HFOV_DEG,
     MatPlane,
@@ -23,7 +24,15 @@ from vision.closeup_geometry import (
     fit_circle_known_radius,
     fit_plane_to_circles,
 )
-from vision.closeup_pot import NoPotFound, PotRim, find_pot_rim
+from vision.closeup_pot import (
+    _FELT_LIKE,
+    _MIN_STEP,
+    NoPotFound,
+    PotRim,
+    _edge_points,
+    _sample,
+    find_pot_rim,
+)
 from vision.review import _pair_setup, _with_pot, rectify, review_photo
 
 WIDTH, HEIGHT = 1600, 1200
@@ -188,3 +197,69 @@ def test_a_squidger_is_not_taken_for_the_pot():
 def test_a_photo_without_a_pot_finds_none():
     image, truth = render(PAIR, tilt_deg=20.0)
     assert isinstance(find_pot_rim(image, truth, ()), NoPotFound)
+
+
+def _edge_points_profile_by_profile(image_bgr, felt_lab, predicted_px, outward, search_px):
+    """_edge_points as first written: each profile smoothed and searched on its own."""
+    h, w = image_bgr.shape[:2]
+    reach = search_px + 10.0
+    lo = np.floor(np.maximum(predicted_px.min(axis=0) - reach, 0)).astype(int)
+    hi = np.ceil(np.minimum(predicted_px.max(axis=0) + reach + 1, [w, h])).astype(int)
+    crop = image_bgr[lo[1] : hi[1], lo[0] : hi[0]]
+    raw = colour_distance(cv2.cvtColor(crop, cv2.COLOR_BGR2LAB).astype(np.float32), felt_lab)
+    dist = np.asarray(cv2.GaussianBlur(raw.astype(np.float32), (0, 0), 1.0), dtype=np.float64)
+    step = 0.5
+    offsets = np.arange(-search_px - 8.0, search_px + 8.0 + step / 2, step)
+    grid = (predicted_px - lo)[:, None, :] + offsets[None, :, None] * outward[:, None, :]
+    prof = _sample(dist, grid)
+    out = []
+    band = np.abs(offsets) <= search_px
+    side = np.ones(11) / 11
+    mean = np.apply_along_axis(lambda r: np.convolve(r, side, mode="same"), 1, prof)
+    shift = int(round(5.5 / step))
+    inside_mean = np.roll(mean, shift, axis=1)
+    outside_mean = np.roll(mean, -shift, axis=1)
+    for k in range(len(prof)):
+        p = prof[k]
+        if not np.all(np.isfinite(p)):
+            continue
+        drop = -np.gradient(p, step)
+        ok = (
+            band & (outside_mean[k] <= _FELT_LIKE) & (inside_mean[k] - outside_mean[k] >= _MIN_STEP)
+        )
+        if not ok.any():
+            continue
+        i = int(np.argmax(np.where(ok, drop, -np.inf)))
+        half = 0.5 * (float(inside_mean[k, i]) + float(outside_mean[k, i]))
+        j = i
+        while j > 0 and p[j] < half:
+            j -= 1
+        while j < len(p) - 1 and p[j + 1] >= half:
+            j += 1
+        if j >= len(p) - 1 or p[j] == p[j + 1]:
+            continue
+        t = offsets[j] + step * (p[j] - half) / (p[j] - p[j + 1])
+        out.append(predicted_px[k] + t * outward[k])
+    return np.asarray(out, dtype=np.float64).reshape(-1, 2)
+
+
+@pytest.mark.parametrize("search_px", [4.0, 9.3, 40.0])
+def test_the_rims_edge_found_on_all_profiles_at_once_is_the_profile_by_profile_one(search_px):
+    image, truth = render(PAIR, pot_xy=(-55.0, 35.0), tilt_deg=30.0)
+    felt_lab = np.median(cv2.cvtColor(image[::16, ::16], cv2.COLOR_BGR2LAB).reshape(-1, 3), axis=0)
+    angles = np.linspace(0, 2 * np.pi, 360, endpoint=False)
+    ring = np.column_stack([np.cos(angles), np.sin(angles)])
+    centre_px = project(*_camera(30.0, 250.0), np.array([[-55.0, 35.0, POT_HEIGHT_MM]]))
+    centre_mm = truth.to_plane(centre_px, POT_HEIGHT_MM)[0]
+    # Predicted a little off the true rim, as a first plane puts it.
+    predicted = truth.to_image(
+        centre_mm + [0.5, 0.3] + POT_TOP_DIAMETER_MM / 2 * ring, POT_HEIGHT_MM
+    )
+    outward = predicted - centre_px
+    outward /= np.linalg.norm(outward, axis=1)[:, None]
+    # Profiles that run off the photo (NaN samples) are passed over.
+    predicted[:5, 0] = 2.0
+    got = _edge_points(image, felt_lab, predicted, outward, search_px)
+    assert len(got) > 100
+    want = _edge_points_profile_by_profile(image, felt_lab, predicted, outward, search_px)
+    assert np.array_equal(got, want)
