@@ -30,6 +30,7 @@ from vision.closeup_pot import (
     NoPotFound,
     PotRim,
     _edge_points,
+    _FeltDistances,
     _sample,
     find_pot_rim,
 )
@@ -262,4 +263,10 @@ def test_the_rims_edge_found_on_all_profiles_at_once_is_the_profile_by_profile_o
     got = _edge_points(image, felt_lab, predicted, outward, search_px)
     assert len(got) > 100
     want = _edge_points_profile_by_profile(image, felt_lab, predicted, outward, search_px)
+    assert np.array_equal(got, want)
+    # Distances cut from a larger box converted first: the same points.
+    kept = _FeltDistances(image, felt_lab)
+    _edge_points(image, felt_lab, predicted, outward, 60.0, felt_distances=kept)
+    got = _edge_points(image, felt_lab, predicted, outward, search_px, felt_distances=kept)
+    assert len(kept._boxes) == 1
     assert np.array_equal(got, want)
