@@ -93,6 +93,22 @@ class ImageEllipse:
         u = _to_unit_circle(self, np.asarray(image_xy_px, dtype=np.float64), margin_px)
         return np.asarray(np.hypot(u[:, 0], u[:, 1]) <= 1.0)
 
+    def contains_grid(
+        self, xs_px: FloatArray, ys_px: FloatArray, margin_px: float = 0.0
+    ) -> npt.NDArray[np.bool_]:
+        """:meth:`contains` of the grid of columns ``xs_px`` and rows ``ys_px``: (rows, columns).
+
+        Broadcast along rows and columns, not built point by point: the same
+        sums and products per point, several times faster on a wink's core.
+        """
+        a, b = self.semi_axes_px
+        c, s = math.cos(self.angle_rad), math.sin(self.angle_rad)
+        dx = np.asarray(xs_px, dtype=np.float64) - self.centre_xy_px[0]
+        dy = (np.asarray(ys_px, dtype=np.float64) - self.centre_xy_px[1])[:, None]
+        x = dx * c + dy * s
+        y = -dx * s + dy * c
+        return np.asarray(np.hypot(x / (a + margin_px), y / (b + margin_px)) <= 1.0)
+
     def distance_px(self, image_xy_px: npt.ArrayLike) -> FloatArray:
         """Approximate signed distance of points from the rim (positive outside), pixels."""
         pts = np.asarray(image_xy_px, dtype=np.float64).reshape(-1, 2)
@@ -701,12 +717,11 @@ def _stat_inside(values: FloatArray, ellipse: ImageEllipse, stat: Callable[..., 
     x0, x1 = max(0, int(cx - a)), min(values.shape[1], int(cx + a) + 1)
     if y1 <= y0 or x1 <= x0:
         return float("nan")  # wholly off the crop
-    ys, xs = np.mgrid[y0:y1:2, x0:x1:2]
-    pts = np.column_stack([xs.ravel(), ys.ravel()]).astype(np.float64)
-    inside = ellipse.contains(pts)
+    # Every other pixel of the box; row by row, as the values are taken.
+    inside = ellipse.contains_grid(np.arange(x0, x1, 2), np.arange(y0, y1, 2))
     if inside.sum() < 5:
         return float("nan")
-    return float(stat(values[ys.ravel()[inside], xs.ravel()[inside]]))
+    return float(stat(values[y0:y1:2, x0:x1:2][inside]))
 
 
 def _to_true_edge(

@@ -12,6 +12,7 @@ from vision.closeup import (
     _find_contours,
     _fit_ellipses_direct,
     _RimIndex,
+    _stat_inside,
     _unmix,
     ellipse_points,
     fit_ellipse_direct,
@@ -163,3 +164,31 @@ def test_pixels_exactly_at_the_level_give_find_contours_own_chains():
     assert len(got) == len(expected) > 1
     for got_chain, expected_chain in zip(got, expected, strict=True):
         np.testing.assert_array_equal(got_chain, expected_chain)
+
+
+@pytest.mark.parametrize(
+    ("centre_xy_px", "semi_axes_px", "angle_rad", "margin_px"),
+    [
+        ((40.3, 31.7), (22.5, 14.2), 0.4, 0.0),
+        ((12.0, 50.5), (9.1, 9.1), -2.0, 1.5),  # partly off the map
+    ],
+)
+def test_an_ellipse_holds_the_same_grid_points_and_stats_as_point_by_point(
+    centre_xy_px, semi_axes_px, angle_rad, margin_px
+):
+    ellipse = ImageEllipse(centre_xy_px, semi_axes_px, angle_rad)
+    xs, ys = np.arange(-3, 81, 2), np.arange(5, 70, 2)
+    gx, gy = np.meshgrid(xs, ys)
+    points = np.column_stack([gx.ravel(), gy.ravel()]).astype(np.float64)
+    grid = ellipse.contains_grid(xs, ys, margin_px)
+    assert np.array_equal(grid.ravel(), ellipse.contains(points, margin_px))
+    values = np.random.default_rng(4).random((64, 80)).astype(np.float32)
+    # _stat_inside as first written: every grid point tested and taken on its own.
+    a = semi_axes_px[0]
+    y0, y1 = max(0, int(centre_xy_px[1] - a)), min(64, int(centre_xy_px[1] + a) + 1)
+    x0, x1 = max(0, int(centre_xy_px[0] - a)), min(80, int(centre_xy_px[0] + a) + 1)
+    rows, cols = np.mgrid[y0:y1:2, x0:x1:2]
+    inside = ellipse.contains(np.column_stack([cols.ravel(), rows.ravel()]).astype(np.float64))
+    for stat in (np.median, np.mean):
+        want = float(stat(values[rows.ravel()[inside], cols.ravel()[inside]]))
+        assert _stat_inside(values, ellipse, stat) == want
