@@ -1002,7 +1002,9 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     k = basis.shape[1]
     if k <= 3:
         mix = np.linalg.pinv(basis).astype(np.float32)  # (k, 3)
-        return np.asarray(delta @ mix.T)
+        # As (k, n), each colour's shares one contiguous row (as below): the
+        # caller scatters them colour by colour; the same products as delta @ mix.T.
+        return np.asarray((mix @ delta.T).T)
     m = k - 1
     cols = [[c for c in range(k) if c != drop] for drop in range(k)]
     mixes = np.concatenate([np.linalg.pinv(basis[:, c]).T for c in cols], axis=1)  # (3, k*m)
@@ -1012,14 +1014,25 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     subs = mixes.astype(np.float32).T @ delta.T  # (k*m, n): row drop*m + i
     choice = np.zeros(len(delta), dtype=np.intp)
     least: npt.NDArray[np.float32] | None = None
+    # In place in a few buffers: the same float32 operations, without a fresh
+    # million-pixel temporary for each.
+    term = np.empty(len(delta), dtype=np.float32)
     for drop in range(k):
         rows = subs[drop * m : (drop + 1) * m]
         total = np.abs(rows[0])
-        negative = np.maximum(-rows[0] - 0.1, 0.0)
+        negative = np.negative(rows[0])
+        negative -= 0.1
+        np.maximum(negative, 0.0, out=negative)
         for i in range(1, m):
-            total += np.abs(rows[i])
-            negative += np.maximum(-rows[i] - 0.1, 0.0)
-        cost = total + 10.0 * negative
+            np.abs(rows[i], out=term)
+            total += term
+            np.negative(rows[i], out=term)
+            term -= 0.1
+            np.maximum(term, 0.0, out=term)
+            negative += term
+        negative *= 10.0
+        cost = total
+        cost += negative
         if least is None:
             least = cost
         else:

@@ -84,6 +84,15 @@ def test_unmix_gives_each_pixel_its_simplest_three_colour_mix():
     np.testing.assert_allclose(_unmix(delta, basis), _unmix_by_search(delta, basis), atol=1e-4)
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_unmix_of_few_colours_is_each_pixel_times_the_pseudo_inverse(k):
+    rng = np.random.default_rng(5)
+    basis = rng.normal(0.0, 60.0, (3, k)).astype(np.float32)
+    delta = rng.normal(0.0, 40.0, (100_003, 3)).astype(np.float32)
+    mix = np.linalg.pinv(basis).astype(np.float32)
+    assert np.array_equal(_unmix(delta, basis), delta @ mix.T)
+
+
 def test_rim_points_near_an_ellipse_are_those_found_by_testing_every_point():
     rng = np.random.default_rng(5)
     # Rim-like points over a cluttered blob, many of them near the ellipses tried.
