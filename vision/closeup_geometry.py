@@ -143,11 +143,12 @@ class MatPlane:
         h = np.asarray(height_mm, dtype=np.float64)
         # One height for all rays is subtracted once (the same difference per ray):
         # review cuts thousands of small rims a photo, and broadcasting cost more.
-        lift = (
-            self.distance_mm - float(h)
-            if h.ndim == 0
-            else self.distance_mm - np.broadcast_to(h, (len(rays),))
-        )
+        if h.ndim == 0:
+            lift = self.distance_mm - float(h)
+        else:
+            lift = self.distance_mm - (
+                h if h.shape == (len(rays),) else np.broadcast_to(h, (len(rays),))
+            )
         lam = lift / rays_along_normal
         pts = rays * lam[:, None]
         e1, e2 = self.basis
@@ -255,7 +256,9 @@ def rim_heights_mm(
     """
     towards_camera = -np.asarray(centre_xy_mm)
     near = np.sum((plane_xy_mm - centre_xy_mm) * towards_camera, axis=-1) > 0
-    base = np.broadcast_to(np.asarray(base_mm, dtype=np.float64), (len(plane_xy_mm),))
+    base = np.asarray(base_mm, dtype=np.float64)
+    if base.shape != (len(plane_xy_mm),):
+        base = np.broadcast_to(base, (len(plane_xy_mm),))
     wall_mm = min(rounding_mm, thickness_mm / 2)
     return np.where(near, base + wall_mm, base + thickness_mm - wall_mm)
 
@@ -336,16 +339,23 @@ def fit_circle_known_radius(
     still fixes the centre.
     """
     p = np.asarray(points_xy, dtype=np.float64)
+    # The coordinates as contiguous columns: each trial centre's offsets are
+    # two subtractions, not an (n, 2) one read back by strided columns.
+    px, py = np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])
     centre = np.asarray(start_xy, dtype=np.float64).copy()
     # Gauss-Newton with step halving (a descent method, as MINPACK's
     # Levenberg-Marquardt is), in numpy: review calls this hundreds of times
     # a photo, and scipy's set-up cost more than the fit.
-    offset = p - centre
-    dist = np.hypot(offset[:, 0], offset[:, 1])
+    dx, dy = px - centre[0], py - centre[1]
+    dist = np.hypot(dx, dy)
     resid = dist - radius
     cost = float(resid @ resid)
+    jac = np.empty((len(p), 2))
     for _ in range(_KNOWN_RADIUS_MAX_ITER):
-        jac = -offset / np.maximum(dist, 1e-12)[:, None]
+        # Filled as one (n, 2) array, so that its products are the same sums.
+        floor_dist = np.maximum(dist, 1e-12)
+        np.divide(-dx, floor_dist, out=jac[:, 0])
+        np.divide(-dy, floor_dist, out=jac[:, 1])
         try:
             step = np.linalg.solve(jac.T @ jac, -(jac.T @ resid))
         except np.linalg.LinAlgError:
@@ -353,8 +363,8 @@ def fit_circle_known_radius(
         scale = 1.0
         while scale >= 1e-6:
             trial = centre + scale * step
-            t_offset = p - trial
-            t_dist = np.hypot(t_offset[:, 0], t_offset[:, 1])
+            t_dx, t_dy = px - trial[0], py - trial[1]
+            t_dist = np.hypot(t_dx, t_dy)
             t_resid = t_dist - radius
             t_cost = float(t_resid @ t_resid)
             if t_cost <= cost:
@@ -363,7 +373,7 @@ def fit_circle_known_radius(
         else:
             break
         moved = scale * float(np.hypot(step[0], step[1]))
-        centre, offset, dist, resid, cost = trial, t_offset, t_dist, t_resid, t_cost
+        centre, dx, dy, dist, resid, cost = trial, t_dx, t_dy, t_dist, t_resid, t_cost
         if moved <= _KNOWN_RADIUS_XTOL * (1.0 + float(np.hypot(centre[0], centre[1]))):
             break
     return centre, float(np.sqrt(np.mean(resid**2)))

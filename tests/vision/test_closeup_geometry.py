@@ -8,6 +8,8 @@ from scipy import optimize
 
 from rules.board import WINK_THICKNESS_MM
 from vision.closeup_geometry import (
+    _KNOWN_RADIUS_MAX_ITER,
+    _KNOWN_RADIUS_XTOL,
     MatPlane,
     PinholeIntrinsics,
     Support,
@@ -201,3 +203,50 @@ def test_a_wink_circle_fitted_from_rays_cast_once_is_the_cut_by_cut_fit(radius_m
     want = _wink_circle_cut_by_cut(plane, rim_px, radius_mm, support)
     assert np.array_equal(got[0], want[0])
     assert got[1:] == want[1:]
+
+
+def _known_radius_fit_on_offsets(points_xy, radius, start_xy):
+    """fit_circle_known_radius as first written, on (n, 2) offsets."""
+    p = np.asarray(points_xy, dtype=np.float64)
+    centre = np.asarray(start_xy, dtype=np.float64).copy()
+    offset = p - centre
+    dist = np.hypot(offset[:, 0], offset[:, 1])
+    resid = dist - radius
+    cost = float(resid @ resid)
+    for _ in range(_KNOWN_RADIUS_MAX_ITER):
+        jac = -offset / np.maximum(dist, 1e-12)[:, None]
+        try:
+            step = np.linalg.solve(jac.T @ jac, -(jac.T @ resid))
+        except np.linalg.LinAlgError:
+            break
+        scale = 1.0
+        while scale >= 1e-6:
+            trial = centre + scale * step
+            t_offset = p - trial
+            t_dist = np.hypot(t_offset[:, 0], t_offset[:, 1])
+            t_resid = t_dist - radius
+            t_cost = float(t_resid @ t_resid)
+            if t_cost <= cost:
+                break
+            scale *= 0.5
+        else:
+            break
+        moved = scale * float(np.hypot(step[0], step[1]))
+        centre, offset, dist, resid, cost = trial, t_offset, t_dist, t_resid, t_cost
+        if moved <= _KNOWN_RADIUS_XTOL * (1.0 + float(np.hypot(centre[0], centre[1]))):
+            break
+    return centre, float(np.sqrt(np.mean(resid**2)))
+
+
+def test_known_radius_fit_on_coordinate_columns_is_the_fit_on_offsets() -> None:
+    rng = np.random.default_rng(10)
+    for _ in range(50):
+        centre = rng.uniform(-300, 300, 2)
+        radius = rng.uniform(6.0, 25.0)
+        n = int(rng.integers(5, 400))
+        arc = _arc(rng, centre, radius, rng.uniform(0.3, 6.3), n) + rng.normal(0, 0.1, (n, 2))
+        start = centre + rng.normal(0.0, 2.0, 2)
+        got = fit_circle_known_radius(arc, radius, start)
+        want = _known_radius_fit_on_offsets(arc, radius, start)
+        assert np.array_equal(got[0], want[0])
+        assert got[1] == want[1]
