@@ -60,6 +60,23 @@ def test_iso_chains_of_a_clean_disc_trace_its_rim():
     assert np.all(np.abs(radius_px - 30.5) < 1.0)
 
 
+def test_a_value_exactly_at_the_level_is_read_a_hair_below_it():
+    values = np.zeros((120, 120), dtype=np.float32)
+    cv2.circle(values, (60, 50), 30, 1.0, -1)
+    values = cv2.GaussianBlur(values, (0, 0), 1.0)
+    # A pixel on the rim exactly at the level: skimage would put a chain point on its centre.
+    row, col = 50, int(np.argmin(np.abs(values[50, :60] - 0.5)))
+    values[row, col] = 0.5
+    nudged = values.copy()
+    nudged[row, col] = np.nextafter(np.float32(0.5), np.float32(-np.inf))
+    expected = [c[:, ::-1] for c in measure.find_contours(nudged, 0.5) if len(c) >= 60]
+    got = iso_chains(values, 0.5, 60)
+    assert len(got) == len(expected) == 1
+    np.testing.assert_array_equal(got[0], expected[0])
+    # The chain still runs through that pixel's centre, to well within a pixel.
+    assert np.min(np.hypot(got[0][:, 0] - col, got[0][:, 1] - row)) < 1e-3
+
+
 def _unmix_by_search(delta: np.ndarray, basis: np.ndarray) -> np.ndarray:
     """Each pixel's mix found one pixel at a time: every three-colour mix, least cost wins."""
     k = basis.shape[1]
