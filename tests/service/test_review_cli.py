@@ -52,6 +52,20 @@ def test_text_verdict_names_the_pair_and_the_number(squop_photo: Path) -> None:
     assert "mm" in result.output
 
 
+def test_a_soft_photo_is_said_to_be_soft_with_a_wider_uncertainty(
+    squop_photo: Path, tmp_path: Path
+) -> None:
+    soft = tmp_path / "soft.png"
+    cv2.imwrite(str(soft), cv2.GaussianBlur(cv2.imread(str(squop_photo)), (0, 0), 5.0))
+    sharp = json.loads(runner.invoke(app, ["review", str(squop_photo), "--json"]).output)
+    result = runner.invoke(app, ["review", str(soft), "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    assert any(n.startswith("the photo is soft") for n in verdict["notes"])
+    assert not any(n.startswith("the photo is soft") for n in sharp["notes"])
+    assert verdict["uncertainty_mm"] > sharp["uncertainty_mm"]
+
+
 def test_second_photo_is_combined(squop_photo: Path, tmp_path: Path) -> None:
     # The same pair seen from the opposite side: the photo turned half round.
     other_side = tmp_path / "other_side.png"
