@@ -1418,8 +1418,13 @@ def _pair_setup(
     pair: tuple[str, str] | None,
     near_xy_px: tuple[float, float] | None,
     seed: int,
+    photo_px_per_px: float = 1.0,
 ) -> _PairSetup:
     """Find the winks, fit the mat plane, choose the pair and read how it lies.
+
+    ``photo_px_per_px`` is how many of the user's photo's pixels one pixel of
+    ``image_bgr`` spans (a photo over 12 MP is read shrunk): a refusal tells
+    a soft photo's blur in the photo's own pixels.
 
     Raises
     ------
@@ -1464,8 +1469,9 @@ def _pair_setup(
         if not blur_px > SOFT_REFUSAL_BLUR_PX:
             raise
         soft = (
-            f"the photo is soft (the winks' rims are blurred by about {blur_px:.1f} px, "
-            f"a sharp photo's by {SHARP_RIM_BLUR_PX:.1f} or less)"
+            "the photo is soft (the winks' rims are blurred by about "
+            f"{blur_px * photo_px_per_px:.1f} px, a sharp photo's by "
+            f"{SHARP_RIM_BLUR_PX * photo_px_per_px:.1f} or less)"
         )
         if near_xy_px is not None:
             raise NoCandidatePairError(
@@ -1615,7 +1621,15 @@ def _review_read(
 ) -> Verdict:
     """:func:`review_photo` on the photo as read; notes give pixels of the photo given."""
     height, width = image_bgr.shape[:2]
-    setup = _pair_setup(image_bgr, pair=pair, near_xy_px=near_xy_px, seed=seed)
+    # Blur is told in the photo's own pixels, as everything else.
+    photo_px_per_px = math.sqrt(photo_px_per_read_px[0] * photo_px_per_read_px[1])
+    setup = _pair_setup(
+        image_bgr,
+        pair=pair,
+        near_xy_px=near_xy_px,
+        seed=seed,
+        photo_px_per_px=photo_px_per_px,
+    )
     detected, rectified = setup.detected, setup.rectified
     plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
     i, j = setup.pair
@@ -1725,9 +1739,10 @@ def _review_read(
     sigma_soft = soft_sigma_mm(blur_px, mm_per_px)
     if sigma_soft >= SOFT_NOTE_MM:
         notes.append(
-            f"the photo is soft (the rims are blurred by about {blur_px:.1f} px, a sharp photo's "
-            f"by {SHARP_RIM_BLUR_PX:.1f} or less): the uncertainty allows for it; a photo held "
-            "still and in focus would narrow it"
+            "the photo is soft (the rims are blurred by about "
+            f"{blur_px * photo_px_per_px:.1f} px, a sharp photo's by "
+            f"{SHARP_RIM_BLUR_PX * photo_px_per_px:.1f} or less): the uncertainty allows for it; "
+            "a photo held still and in focus would narrow it"
         )
     sigma = math.sqrt(
         sigma_fit**2

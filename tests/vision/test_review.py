@@ -169,6 +169,17 @@ def test_a_soft_photo_widens_the_uncertainty_and_says_so():
     assert soft.uncertainty_mm > sharp.uncertainty_mm
 
 
+def test_a_soft_photo_over_12_mp_tells_its_blur_in_its_own_pixels():
+    # Blurred by 3 px, then enlarged 3 times: 9 px of blur in the large photo,
+    # which is read at 12 MP (7.5 px there) but reported in its own pixels.
+    small = cv2.GaussianBlur(_pair(-1.0), (0, 0), 3.0)
+    large = cv2.resize(small, None, fx=3, fy=3, interpolation=cv2.INTER_CUBIC)
+    assert large.shape[0] * large.shape[1] > READ_MAX_PIXELS
+    (note,) = [n for n in review_photo(large).notes if n.startswith("the photo is soft")]
+    told_px = float(re.search(r"blurred by about ([0-9.]+) px", note).group(1))
+    assert told_px == pytest.approx(9.0, rel=0.1)
+
+
 @pytest.mark.parametrize(
     ("blur_px", "refusal"),
     [
