@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -47,6 +48,7 @@ from vision.review import (
     decide,
     lies_on_mat,
     occluder,
+    rectify,
     review_photo,
     soft_sigma_mm,
 )
@@ -313,6 +315,30 @@ def test_the_overlaps_inner_edge_is_looked_for_only_past_a_soft_photos_smear():
     assert LENS_MARGIN_PX + LENS_BLUR_MARGIN * _excess_blur_px(sharp) == LENS_MARGIN_PX
     # 7.5 px of blur, 7.1 beyond a sharp photo's: the lens shrinks by 19 px.
     assert LENS_MARGIN_PX + LENS_BLUR_MARGIN * _excess_blur_px(7.5) == pytest.approx(19.2, abs=0.1)
+
+
+@pytest.mark.parametrize(
+    ("far_fit_rms_px", "far_wink_used"),
+    [
+        (0.3, True),  # a clean fit: a real wink, welcome to make up the number
+        (1.1, False),  # a loose ellipse, as through clutter or felt shading: left out
+    ],
+)
+def test_a_far_wink_makes_up_the_planes_number_only_with_a_clean_fit(far_fit_rms_px, far_wink_used):
+    # Two winks at the dispute, a third far off: fewer than three are near.
+    image = render(
+        [(0.0, 0.0, 0.0, 22.0, RED), (20.0, 0.0, 0.0, 16.0, BLUE), (-10.0, 62.0, 0.0, 22.0, GREEN)]
+    )
+    found = find_closeup_winks(image)
+    far = max(found, key=lambda w: math.dist(w.ellipse.centre_xy_px, (WIDTH / 2, HEIGHT / 2)))
+    winks = tuple(
+        replace(w, id=f"W{k + 1}", fit_rms_px=far_fit_rms_px if w is far else w.fit_rms_px)
+        for k, w in enumerate(found)
+    )
+    far_id = winks[found.index(far)].id
+    rectified = rectify(winks, (WIDTH, HEIGHT), around_xy_px=(WIDTH / 2, HEIGHT / 2))
+    assert (far_id in rectified.first_ids) is far_wink_used
+    assert len(rectified.first_ids) == (3 if far_wink_used else 2)
 
 
 def test_rectification_recovers_the_tilt_of_the_plane():
