@@ -147,7 +147,8 @@ FAINT_CONTRAST = 18.0
 #: stated uncertainty on 6 % of pairs at 4 px and 17 % at 8 px; with it, on
 #: none at 2 and 4 px and 4 % at 8 px. It cost 4 of 144 right calls on the
 #: blurred photos (now "too close to call") and none on the sharp ones, whose
-#: rims read 1.1-3.5 px (the bevel and the JPEG soften the step), most under 2.5.
+#: rims read a median of 2.0 px, 90 % under 3.3 (the bevel and the JPEG soften
+#: the step).
 SHARP_RIM_BLUR_PX = 2.5
 SOFT_SIGMA_PER_BLUR = 0.3
 #: A soft photo's part of the uncertainty at least this large (mm) is noted.
