@@ -3,7 +3,9 @@
 A phone photo can be out of focus or shaken. Its winks' outlines then come
 out a little small or large, and since the winks' known diameters set the
 scale, every plan distance moves with them; on the generator's photos
-blurred by 2-8 px a gap grew by up to 0.7 mm. The review's uncertainty has
+blurred by 2-8 px the measured overlap moved by a few tenths of a
+millimetre, up to about 0.7 mm (more where the blur also changed which
+winks the plane was fitted to). The review's uncertainty has
 to allow for that (see ``vision.review.soft_sigma_mm``), so the blur is
 measured, as the sigma of the Gaussian that would blur a sharp step into
 the rim's profile.
