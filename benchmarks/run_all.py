@@ -24,6 +24,9 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vision.py", ("--source", "both")),
     ("felts.py", ()),
     ("review.py", ()),
+    # Soft photos: out of focus, and shaken (see "Session 25" under review).
+    ("review.py", ("--blur=4",)),
+    ("review.py", ("--shake=24",)),
     ("review_time.py", ()),
     ("count.py", ()),
     ("still_camera.py", ("--count", "8")),
