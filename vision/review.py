@@ -873,7 +873,7 @@ def occluder(
     behind has none inside the other. When that is unclear (winks of one
     colour), the colour step across each rim inside the other decides.
 
-    ``blur_px`` is the pair's rim blur (:func:`_pair_blur_px`): in a soft
+    ``blur_px`` is the pair's rim blur (:func:`_rims_blur_px`): in a soft
     photo the edges where the overlap meets the felt smear into it, so the
     last cue looks only that much deeper inside (:data:`LENS_BLUR_MARGIN`).
     """
@@ -1315,20 +1315,23 @@ def _excess_blur_px(blur_px: float) -> float:
     return math.sqrt(blur_px**2 - SHARP_RIM_BLUR_PX**2)
 
 
-def _photo_blur_px(image_bgr: npt.NDArray[np.uint8], winks: tuple[CloseupWink, ...]) -> float:
-    """The median blur of the winks' rims where they lie against felt, px (NaN if none do)."""
+def _rims_blur_px(image_bgr: npt.NDArray[np.uint8], winks: tuple[CloseupWink, ...]) -> float:
+    """The median blur of the winks' rims where they lie against felt, px (NaN if none do).
+
+    For a pair that is the mean of the two, or the one that could be read.
+    """
     felt = felt_bgr(image_bgr)
     seen = [v for v in (rim_blur_px(image_bgr, w.ellipse, felt) for w in winks) if math.isfinite(v)]
     return float(np.median(seen)) if seen else float("nan")
 
 
-def _pair_blur_px(image_bgr: npt.NDArray[np.uint8], a: CloseupWink, b: CloseupWink) -> float:
-    """The mean blur of the pair's rims where they lie against felt, px (NaN if neither does)."""
-    felt = felt_bgr(image_bgr)
-    seen = [
-        v for v in (rim_blur_px(image_bgr, w.ellipse, felt) for w in (a, b)) if math.isfinite(v)
-    ]
-    return float(np.mean(seen)) if seen else float("nan")
+def _soft_words(blur_px: float, photo_px_per_px: float) -> str:
+    """How a soft photo is told to the user, its blur in the photo's own pixels."""
+    return (
+        "the photo is soft (the winks' rims are blurred by about "
+        f"{blur_px * photo_px_per_px:.1f} px, a sharp photo's by "
+        f"{SHARP_RIM_BLUR_PX * photo_px_per_px:.1f} or less)"
+    )
 
 
 def _plane_sigma_mm(
@@ -1399,7 +1402,7 @@ class _PairSetup:
     apart: bool
     #: What became of the pot's rim as evidence for the plane (None: not found).
     pot_note: str | None = None
-    #: The pair's rim blur, px (:func:`_pair_blur_px`; NaN: not measured).
+    #: The pair's rim blur, px (:func:`_rims_blur_px`; NaN: not measured).
     blur_px: float = float("nan")
 
     def overlap_on(self, plane: MatPlane) -> tuple[float, float, bool, str]:
@@ -1472,14 +1475,10 @@ def _pair_setup(
     except NoCandidatePairError as exc:
         # A soft photo loses winks' rims (the plane fit drops those that misfit):
         # then the first thing to say is that, with the blur measured.
-        blur_px = _photo_blur_px(image_bgr, detected)
+        blur_px = _rims_blur_px(image_bgr, detected)
         if not blur_px > SOFT_REFUSAL_BLUR_PX:
             raise
-        soft = (
-            "the photo is soft (the winks' rims are blurred by about "
-            f"{blur_px * photo_px_per_px:.1f} px, a sharp photo's by "
-            f"{SHARP_RIM_BLUR_PX * photo_px_per_px:.1f} or less)"
-        )
+        soft = _soft_words(blur_px, photo_px_per_px)
         if near_xy_px is not None:
             raise NoCandidatePairError(
                 f"{soft}: take it again with the phone held still and in focus; {exc}"
@@ -1491,7 +1490,7 @@ def _pair_setup(
         ) from exc
     a, b = winks[i], winks[j]
     da, db = sizes[i], sizes[j]
-    blur_px = _pair_blur_px(image_bgr, a, b)
+    blur_px = _rims_blur_px(image_bgr, (a, b))
     top = occluder(a, b, _lab_near(image_bgr, a, b), blur_px=blur_px)
     near_a_third = (
         _near_a_third(plane, a, da, (a, b), detected, image_bgr),
@@ -1746,9 +1745,7 @@ def _review_read(
     sigma_soft = soft_sigma_mm(blur_px, mm_per_px)
     if sigma_soft >= SOFT_NOTE_MM:
         notes.append(
-            "the photo is soft (the rims are blurred by about "
-            f"{blur_px * photo_px_per_px:.1f} px, a sharp photo's by "
-            f"{SHARP_RIM_BLUR_PX * photo_px_per_px:.1f} or less): the uncertainty allows for it; "
+            f"{_soft_words(blur_px, photo_px_per_px)}: the uncertainty allows for it; "
             "a photo held still and in focus would narrow it"
         )
     sigma = math.sqrt(
