@@ -526,12 +526,14 @@ def rectify(
     if keep:
         # Judged again on the refined plane: on the first one, fitted to well-seen
         # rims that are often tilted top winks, a flat wink can look 0.04 out of
-        # round and be dropped (close-up 880: 0.0356, refined 0.006). Only
-        # well-seen ones: a short arc's free circle fits nearly any size, and
-        # those go to the crescent fit below.
+        # round and be dropped (close-up 880: 0.0356, refined 0.006; 6222, the
+        # top of a pile with 72 % of its rim seen: 0.0356, refined 0.011). Only
+        # those with enough of the rim seen to size them, as above: a short
+        # arc's free circle fits nearly any size, and those go to the crescent
+        # fit below.
         readmitted = []
         for w in dropped:
-            if w.rim_visible_fraction < WELL_SEEN:
+            if w.rim_visible_fraction < SIZE_MIN_VISIBLE:
                 continue
             _, radius, rms = fit_wink_circle(plane, w.rim_image_px)
             if _looks_like_a_wink(w, radius, rms / max(radius, 1e-9)):

@@ -341,6 +341,48 @@ def test_a_far_wink_makes_up_the_planes_number_only_with_a_clean_fit(far_fit_rms
     assert len(rectified.first_ids) == (3 if far_wink_used else 2)
 
 
+@pytest.mark.parametrize(
+    ("visible", "judged_again"),
+    [
+        (0.7, True),  # 70 % of the rim: enough to size it, so judged again on the refined plane
+        (0.4, False),  # 40 %: a short arc's free circle fits nearly any size; left to the crescents
+    ],
+)
+def test_a_wink_out_of_round_only_on_the_first_plane_is_judged_again(
+    monkeypatch, visible, judged_again
+):
+    # Four flat winks at 30 degrees. The first plane is turned 12 degrees off
+    # (as one fitted to the tilted top winks of piles), so a flat wink looks
+    # out of round on it; the refit to the flat winks puts it right.
+    image = render(
+        [
+            (0.0, 0.0, 0.0, 22.0, RED),
+            (32.0, 0.0, 0.0, 16.0, BLUE),
+            (0.0, 32.0, 0.0, 22.0, GREEN),
+            (32.0, 32.0, 0.0, 16.0, RED),
+        ],
+        tilt_deg=30.0,
+    )
+    found = tuple(replace(w, id=f"W{k + 1}") for k, w in enumerate(find_closeup_winks(image)))
+    assert len(found) == 4
+    right = estimate_plane(
+        PinholeIntrinsics.from_hfov(WIDTH, HEIGHT, 66.0), [w.rim_image_px for w in found]
+    )
+    off = tilted(right, np.array([math.radians(12.0), 0.0, 0.0]))
+    monkeypatch.setattr("vision.review.estimate_plane", lambda *args, **kwargs: off)
+    monkeypatch.setattr("vision.review._crescents", lambda *args: [])
+    radius_and_rms = [fit_wink_circle(off, w.rim_image_px)[1:] for w in found]
+    roundness = [rms / radius for radius, rms in radius_and_rms]
+    worst = int(np.argmax(roundness))
+    assert roundness[worst] > 0.035  # out of round on the first plane
+    partly_seen = replace(found[worst], rim_visible_fraction=visible)
+    winks = found[:worst] + (partly_seen,) + found[worst + 1 :]
+
+    rectified = rectify(winks, (WIDTH, HEIGHT))
+
+    assert (partly_seen.id in [w.id for w in rectified.winks]) is judged_again
+
+
 def test_rectification_recovers_the_tilt_of_the_plane():
     image = _pair(-2.0, tilt_deg=30.0)
     winks = find_closeup_winks(image)
