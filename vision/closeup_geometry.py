@@ -32,6 +32,8 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Typical phone main camera: about 68 degrees across the long side.
 DEFAULT_HFOV_DEG = 68.0
+#: How far off a close-up of a dispute is typically taken with that lens, mm.
+TYPICAL_DISTANCE_MM = 220.0
 #: Radius of the rounding of a wink's edges, mm. The outline seen from an angle is
 #: where the full-radius part of the side wall ends, this far inside the faces: the
 #: wall's visible height is the thickness less twice this. Measured on the
@@ -488,7 +490,11 @@ def estimate_plane(
     def scale(params: FloatArray) -> float:
         unit = MatPlane(intrinsics, _normal_from_angles(params[0], params[1]), 1.0)
         radii = np.array([fit_circle(unit.to_plane(r))[1] for r in subsample])
-        sizes = diameters_mm if diameters_mm is not None else assign_diameters_mm(radii)
+        sizes = (
+            diameters_mm
+            if diameters_mm is not None
+            else assign_diameters_mm(radii, typical_distance_mm(intrinsics))
+        )
         return float(np.median(np.asarray(sizes) / 2 / radii))
 
     distance = scale(best.x)
@@ -502,7 +508,9 @@ def estimate_plane(
     sizes = (
         diameters_mm
         if diameters_mm is not None
-        else assign_diameters_mm([fit_circle(unit.to_plane(r))[1] for r in subsample])
+        else assign_diameters_mm(
+            [fit_circle(unit.to_plane(r))[1] for r in subsample], typical_distance_mm(intrinsics)
+        )
     )
     distance *= float(np.median(np.asarray(sizes) / 2 / fitted))
     return MatPlane(intrinsics, normal, distance)
@@ -528,15 +536,31 @@ def _initial_normals(
     return starts
 
 
-def assign_diameters_mm(radii: npt.ArrayLike) -> list[float]:
+def typical_distance_mm(intrinsics: PinholeIntrinsics) -> float:
+    """How far off a close-up is typically taken through this lens, mm.
+
+    :data:`TYPICAL_DISTANCE_MM` for a phone's main lens. Through a longer
+    lens (a photo taken zoomed in) one stands further off to frame the pair
+    alike, so what stays typical is the stretch of mat across the photo:
+    the distance grows with the focal length.
+    """
+    width_px = 2 * intrinsics.principal_xy_px[0] + 1
+    default_focal_px = 0.5 * width_px / math.tan(math.radians(DEFAULT_HFOV_DEG) / 2)
+    return TYPICAL_DISTANCE_MM * intrinsics.focal_px / default_focal_px
+
+
+def assign_diameters_mm(
+    radii: npt.ArrayLike, typical_distance_mm: float = TYPICAL_DISTANCE_MM
+) -> list[float]:
     """Large or small for each wink from fitted radii in one common unit.
 
     The scale (mm per unit) and the sizes are chosen together: the scale
     that makes every radius closest to 11 or 8 mm wins, each wink's miss
     capped so that one bad fit cannot pull the rest. When all winks are
     alike, two scales fit equally (all large, or all small); the one that
-    puts the camera nearer a typical 22 cm is taken and the caller should
-    say the scale is a guess.
+    puts the camera nearer ``typical_distance_mm`` (see
+    :func:`typical_distance_mm`) is taken and the caller should say the
+    scale is a guess.
     """
     r = np.asarray(radii, dtype=np.float64)
     sizes = np.array([LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM]) / 2
@@ -546,7 +570,7 @@ def assign_diameters_mm(radii: npt.ArrayLike) -> list[float]:
     miss = np.log(scales[:, None, None] * r[None, :, None] / sizes[None, None, :])
     cost = np.minimum(np.min(miss**2, axis=2), 0.1**2).sum(axis=1)
     # Radii are measured with the plane at unit distance, so the scale is the distance in mm.
-    prior = 1e-4 * np.log(scales / 220.0) ** 2
+    prior = 1e-4 * np.log(scales / typical_distance_mm) ** 2
     best = int(np.argmin(cost + prior))
     k = scales[best]
     return nearest_diameters_mm(k * r)

@@ -59,6 +59,7 @@ from vision.closeup_geometry import (
     nearest_diameters_mm,
     plane_spread,
     tilted,
+    typical_distance_mm,
 )
 from vision.closeup_pot import PotRim, find_pot_rim
 from vision.closeup_sharpness import felt_bgr, rim_blur_px
@@ -216,6 +217,11 @@ CRESCENT_RMS_MM = 0.05
 CRESCENT_SAME_MM = 2.0
 #: Phone fields of view tried besides the default for the unknown focal length, degrees.
 HFOV_RANGE_DEG = (74.0,)
+#: A lens told by the photo (its EXIF 35 mm-equivalent focal length) is still
+#: tried this much longer: that number is rounded to whole mm, and phones and
+#: readers differ on whether it is matched along the diagonal or the long side
+#: (4 % apart for a 4:3 photo).
+KNOWN_FOCAL_TOLERANCE = 0.05
 #: Winks whose outlines come this close in the photo may touch (px).
 ON_MAT_CLEAR_PX = 2.0
 #: The mat plane's part of the uncertainty: its fit's one-sigma steps are taken
@@ -498,7 +504,9 @@ def rectify(
         if w.rim_visible_fraction >= SIZE_MIN_VISIBLE and roundness[k] < MAX_RECTIFIED_RMS
     ]
     if len(well_seen) >= 2:
-        sizes_seen = assign_diameters_mm(radii[well_seen] / plane.distance_mm)
+        sizes_seen = assign_diameters_mm(
+            radii[well_seen] / plane.distance_mm, typical_distance_mm(intr)
+        )
         trial = dict(zip(well_seen, sizes_seen, strict=True))
         # The scale from the winks the plane was fitted to, now with their sizes
         # known, as for the other focal lengths (rectify with known_sizes).
@@ -513,7 +521,7 @@ def rectify(
         winks = tuple(winks[k] for k in keep)
         radii = radii[keep]
     # In units of the camera's distance, as assign_diameters_mm expects.
-    sizes = assign_diameters_mm(radii / plane.distance_mm)
+    sizes = assign_diameters_mm(radii / plane.distance_mm, typical_distance_mm(intr))
     # The sizes are chosen afresh from the winks kept; when all look alike the
     # choice can differ from the one the plane's scale was set with (22 against
     # 16 mm), so the scale follows the sizes, or gaps would mix the two.
@@ -1431,6 +1439,7 @@ def _pair_setup(
     near_xy_px: tuple[float, float] | None,
     seed: int,
     photo_px_per_px: float = 1.0,
+    hfov_deg: float = DEFAULT_HFOV_DEG,
 ) -> _PairSetup:
     """Find the winks, fit the mat plane, choose the pair and read how it lies.
 
@@ -1457,7 +1466,7 @@ def _pair_setup(
     if pair is not None and pair[0] in by_id and pair[1] in by_id:
         contact = _contact_point_px(by_id[pair[0]], by_id[pair[1]])
         around = (float(contact[0]), float(contact[1]))
-    rectified = rectify(found, (width, height), around_xy_px=around, detected=detected)
+    rectified = rectify(found, (width, height), hfov_deg, around_xy_px=around, detected=detected)
     centre_px = around if around is not None else (width / 2, height / 2)
     span_mm = rectified.plane.mm_per_px_at(np.asarray(centre_px, float)) * max(width, height)
     if not CLOSEUP_SPAN_MM[0] <= span_mm <= CLOSEUP_SPAN_MM[1]:
@@ -1542,8 +1551,15 @@ def review_photo(
     near_xy_px: tuple[float, float] | None = None,
     resamples: int = 10,
     seed: int = 0,
+    hfov_deg: float | None = None,
 ) -> Verdict:
     """The verdict on the disputed pair in a close-up photo.
+
+    ``hfov_deg`` is the lens's horizontal field of view across the photo, in
+    degrees, when the photo tells it (its EXIF focal length): the plane is
+    then fitted with it, and a lens :data:`KNOWN_FOCAL_TOLERANCE` longer stands
+    for its uncertainty. Without it a phone's usual lens is assumed
+    (``DEFAULT_HFOV_DEG``) and a wider one (:data:`HFOV_RANGE_DEG`) tried.
 
     A photo of more than :data:`READ_MAX_PIXELS` (a 24 or 48 MP phone's) is
     read shrunk to that many pixels, the size the reader was built and
@@ -1556,10 +1572,17 @@ def review_photo(
     ------
     NoWinksFoundError, NoCandidatePairError, PairNotFoundError, RectificationError
     """
+    if hfov_deg is not None and not 1.0 <= hfov_deg <= 170.0:
+        raise ValueError(f"a lens's field of view is 1-170 degrees, not {hfov_deg!r}")
     read, photo_per_read = as_read(image_bgr)
     if read is image_bgr:
         return _review_read(
-            image_bgr, pair=pair, near_xy_px=near_xy_px, resamples=resamples, seed=seed
+            image_bgr,
+            pair=pair,
+            near_xy_px=near_xy_px,
+            resamples=resamples,
+            seed=seed,
+            hfov_deg=hfov_deg,
         )
     to_read = (1.0 / photo_per_read[0], 1.0 / photo_per_read[1])
     verdict = _review_read(
@@ -1569,6 +1592,7 @@ def review_photo(
         resamples=resamples,
         seed=seed,
         photo_px_per_read_px=photo_per_read,
+        hfov_deg=hfov_deg,
     )
     return _in_photo_pixels(verdict, photo_per_read)
 
@@ -1626,9 +1650,17 @@ def _review_read(
     resamples: int,
     seed: int,
     photo_px_per_read_px: tuple[float, float] = (1.0, 1.0),
+    hfov_deg: float | None = None,
 ) -> Verdict:
     """:func:`review_photo` on the photo as read; notes give pixels of the photo given."""
     height, width = image_bgr.shape[:2]
+    lens_deg = DEFAULT_HFOV_DEG if hfov_deg is None else hfov_deg
+    if hfov_deg is None:
+        other_lenses_deg: tuple[float, ...] = HFOV_RANGE_DEG
+    else:
+        # The same picture through a lens that much longer: tan(hfov/2) shrinks by it.
+        half = math.atan(math.tan(math.radians(hfov_deg) / 2) / (1 + KNOWN_FOCAL_TOLERANCE))
+        other_lenses_deg = (math.degrees(2 * half),)
     # Blur is told in the photo's own pixels, as everything else.
     photo_px_per_px = math.sqrt(photo_px_per_read_px[0] * photo_px_per_read_px[1])
     setup = _pair_setup(
@@ -1637,6 +1669,7 @@ def _review_read(
         near_xy_px=near_xy_px,
         seed=seed,
         photo_px_per_px=photo_px_per_px,
+        hfov_deg=lens_deg,
     )
     detected, rectified = setup.detected, setup.rectified
     plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
@@ -1681,7 +1714,7 @@ def _review_read(
     # Uncertainty 2: the focal length is a guess; the plane adapts to it.
     by_fov = [overlap]
     notes_fov: list[str] = []
-    for hfov in HFOV_RANGE_DEG:
+    for hfov in other_lenses_deg:
         try:
             other = rectify(
                 winks,
@@ -1704,7 +1737,8 @@ def _review_read(
             notes_fov.append(f"the plane fit for a {hfov:.0f} degree lens was unstable")
             continue
         by_fov.append(setup.overlap_on(p2)[0])
-    # One step of 6 degrees either side of the default: the spread is that change.
+    # One step (a wider lens than the usual, or one a little longer than the photo
+    # tells): the change is taken as the spread.
     sigma_fov = float(np.ptp(by_fov)) if len(by_fov) > 1 else 0.0
     notes = [why, *notes_fov]
     if setup.pot_note is not None:

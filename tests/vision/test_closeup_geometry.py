@@ -10,16 +10,20 @@ from rules.board import WINK_THICKNESS_MM
 from vision.closeup_geometry import (
     _KNOWN_RADIUS_MAX_ITER,
     _KNOWN_RADIUS_XTOL,
+    DEFAULT_HFOV_DEG,
+    TYPICAL_DISTANCE_MM,
     MatPlane,
     PinholeIntrinsics,
     Support,
     _forward_jacobian,
     _plane_basis,
+    assign_diameters_mm,
     fit_circle,
     fit_circle_known_radius,
     fit_circles,
     fit_wink_circle,
     rim_heights_mm,
+    typical_distance_mm,
 )
 
 
@@ -250,3 +254,18 @@ def test_known_radius_fit_on_coordinate_columns_is_the_fit_on_offsets() -> None:
         want = _known_radius_fit_on_offsets(arc, radius, start)
         assert np.array_equal(got[0], want[0])
         assert got[1] == want[1]
+
+
+def test_the_typical_distance_is_the_main_lens_one_and_grows_with_the_focal_length() -> None:
+    main = PinholeIntrinsics.from_hfov(4032, 3024, DEFAULT_HFOV_DEG)
+    assert typical_distance_mm(main) == pytest.approx(TYPICAL_DISTANCE_MM)
+    # Twice the focal length (a 2x lens), the same photo size: framed alike from twice as far.
+    tele = PinholeIntrinsics(2 * main.focal_px, main.principal_xy_px)
+    assert typical_distance_mm(tele) == pytest.approx(2 * TYPICAL_DISTANCE_MM)
+
+
+def test_winks_all_alike_are_sized_for_the_typical_distance_given() -> None:
+    # Two alike rims 0.0314 camera distances across: large at 350 mm, small at 255 mm.
+    radii = [11.0 / 350.0, 11.0 / 350.0]
+    assert assign_diameters_mm(radii) == [16.0, 16.0]  # nearer the main lens's 22 cm
+    assert assign_diameters_mm(radii, typical_distance_mm=440.0) == [22.0, 22.0]  # a 2x lens

@@ -77,13 +77,13 @@ def _flat_rims(intr, rot, trans, discs, z_mm=0.0):
     ]
 
 
-def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0, felt_bgr=FELT_BGR):
+def render(discs, tilt_deg=0.0, distance_mm=200.0, seed=0, felt_bgr=FELT_BGR, hfov_deg=66.0):
     """Draw discs ``(x_mm, y_mm, base_mm, diameter_mm, bgr[, lean_deg])`` in order (last on top).
 
     A disc with ``lean_deg`` is turned that far about the y axis through its
     centre, its -x side raised (as a wink resting on one to its -x side).
     """
-    intr, rot, trans = _camera(tilt_deg, distance_mm)
+    intr, rot, trans = _camera(tilt_deg, distance_mm, hfov_deg)
     ss = 4  # supersampling for sub-pixel edges
     img = np.zeros((HEIGHT * ss, WIDTH * ss, 3), np.uint8)
     img[:] = felt_bgr
@@ -381,6 +381,32 @@ def test_a_wink_out_of_round_only_on_the_first_plane_is_judged_again(
     rectified = rectify(winks, (WIDTH, HEIGHT))
 
     assert (partly_seen.id in [w.id for w in rectified.winks]) is judged_again
+
+
+def test_a_zoomed_in_photo_is_rectified_through_the_lens_it_tells():
+    # A pair seen through a 20 degree lens (a phone's telephoto) from 72 cm at
+    # 35 degrees. Taken for a main lens, the plane comes out 10 degrees too flat.
+    discs = [
+        (0.0, 0.0, 0.0, 22.0, RED),
+        (18.4, 0.0, 0.0, 16.0, BLUE),  # 0.6 mm onto the red wink, drawn over it
+        (-8.0, 30.0, 0.0, 22.0, GREEN),
+        (20.0, 28.0, 0.0, 16.0, RED),
+    ]
+    image = render(discs, tilt_deg=35.0, distance_mm=720.0, hfov_deg=20.0)
+
+    assumed = review_photo(image)
+    told = review_photo(image, hfov_deg=20.0)
+
+    assert abs(assumed.plane_tilt_deg - 35.0) > 8.0
+    assert told.plane_tilt_deg == pytest.approx(35.0, abs=3.0)
+    assert told.squopped is True
+    assert {w.id: w.colour for w in told.winks}[told.upper] == "blue"
+
+
+@pytest.mark.parametrize("hfov_deg", [0.0, -30.0, 180.0])  # no lens sees that
+def test_an_impossible_field_of_view_is_refused(hfov_deg):
+    with pytest.raises(ValueError, match=str(hfov_deg)):
+        review_photo(_pair(-1.0), hfov_deg=hfov_deg)
 
 
 def test_rectification_recovers_the_tilt_of_the_plane():
