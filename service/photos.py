@@ -7,7 +7,9 @@ non-images, too small, black-and-white) with the same words.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +79,101 @@ def _is_black_and_white(image_bgr: npt.NDArray[np.uint8]) -> bool:
 
 # JPEG chroma rounding leaves grey pixels up to a few levels apart.
 _GREY_CHANNEL_SPREAD = 3
+
+
+#: A 35 mm film frame's diagonal (36 x 24 mm), along which EXIF matches a
+#: photo's lens to a 35 mm camera's (its 35 mm-equivalent focal length).
+FILM_DIAGONAL_MM = math.hypot(36.0, 24.0)
+#: EXIF tags: the Exif sub-IFD, and the 35 mm-equivalent focal length in it.
+_EXIF_IFD = 0x8769
+_FOCAL_LENGTH_IN_35MM_FILM = 0xA405
+#: 35 mm-equivalent focal lengths a phone or camera can have (mm): outside, the
+#: tag is taken as wrong (some apps write 0 or junk).
+_PLAUSIBLE_FOCAL_35MM = (8.0, 1200.0)
+
+
+@dataclass(frozen=True)
+class PhotoLens:
+    """The lens a photo's EXIF tells.
+
+    Parameters
+    ----------
+    focal_35mm : float
+        The 35 mm-equivalent focal length, mm.
+    hfov_deg : float
+        The field of view across the photo's width (as shown upright), degrees.
+    """
+
+    focal_35mm: float
+    hfov_deg: float
+
+    @property
+    def note(self) -> str:
+        """What the verdict says of it."""
+        return (
+            f"the lens from the photo's EXIF: {self.focal_35mm:g} mm in 35 mm terms, "
+            f"{self.hfov_deg:.0f} degrees across the photo"
+        )
+
+
+#: Said when a close-up's lens is not in its EXIF.
+NO_LENS_NOTE = (
+    "the photo does not say which lens took it (no EXIF focal length: apps that send "
+    "photos often remove it), so a phone's main lens is assumed; for a photo taken "
+    "zoomed in, give the original file from the phone"
+)
+
+
+def hfov_from_focal_35mm(focal_35mm: float, width_px: int, height_px: int) -> float:
+    """The field of view across a photo's width from its 35 mm-equivalent focal length.
+
+    Parameters
+    ----------
+    focal_35mm : float
+        mm, matched along the diagonal as the EXIF standard does.
+    width_px, height_px : int
+        The photo's size as shown (upright).
+
+    Returns
+    -------
+    float
+        Degrees.
+    """
+    half_width_mm = FILM_DIAGONAL_MM / 2 * width_px / math.hypot(width_px, height_px)
+    return math.degrees(2 * math.atan(half_width_mm / focal_35mm))
+
+
+def photo_lens(path: Path, width_px: int, height_px: int) -> PhotoLens | None:
+    """The lens a photo's EXIF tells, or None when it tells none (or nonsense).
+
+    ``width_px`` and ``height_px`` are the photo's size as read (upright).
+    EXIF is a help, never a requirement: a file whose EXIF cannot be read
+    gives None.
+    """
+    focal = _exif_focal_35mm(path)
+    if focal is None or not _PLAUSIBLE_FOCAL_35MM[0] <= focal <= _PLAUSIBLE_FOCAL_35MM[1]:
+        return None
+    return PhotoLens(focal, hfov_from_focal_35mm(focal, width_px, height_px))
+
+
+def _exif_focal_35mm(path: Path) -> float | None:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        import pillow_heif
+
+        pillow_heif.register_heif_opener()
+    except ImportError:
+        pass  # HEIC photos then carry no lens for us; JPEG still does
+    try:
+        with Image.open(path) as photo:
+            value = photo.getexif().get_ifd(_EXIF_IFD).get(_FOCAL_LENGTH_IN_35MM_FILM)
+    except (OSError, ValueError, SyntaxError, UnidentifiedImageError):
+        return None
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 #: A calibration from the photo uncertain by more than this (one sigma over the

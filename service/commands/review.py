@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.outputs import check_output_path, write_image_atomic
-from service.photos import load_photo, naming_photo
+from service.photos import NO_LENS_NOTE, load_photo, naming_photo, photo_lens
 from vision.review import Verdict, combine, review_photo
 
 
@@ -218,8 +218,12 @@ def review_any(
     *,
     pair: tuple[str, str] | None = None,
     near_xy_px: tuple[float, float] | None = None,
+    hfov_deg: float | None = None,
 ) -> Verdict:
     """Review a close-up, or a photo of the whole mat (the mat calibration gives the scale).
+
+    ``hfov_deg`` is the close-up's lens, when the photo tells it
+    (:func:`service.photos.photo_lens`); see :func:`vision.review.review_photo`.
 
     A webcam-sized frame is tried as a whole-mat photo first. A larger photo is
     usually a phone close-up, and looking for a mat in one costs time, so it is
@@ -233,9 +237,9 @@ def review_any(
         verdict = _mat_verdict(image, pair=pair, near_xy_px=near_xy_px)
         if verdict is not None:
             return verdict
-        return review_photo(image, pair=pair, near_xy_px=near_xy_px)
+        return review_photo(image, pair=pair, near_xy_px=near_xy_px, hfov_deg=hfov_deg)
     try:
-        closeup = review_photo(image, pair=pair, near_xy_px=near_xy_px)
+        closeup = review_photo(image, pair=pair, near_xy_px=near_xy_px, hfov_deg=hfov_deg)
     except ValueError as closeup_error:
         verdict = _mat_verdict(image, pair=pair, near_xy_px=near_xy_px)
         if verdict is None:
@@ -282,6 +286,19 @@ def pair_differs(first: Verdict, second: Verdict) -> str | None:
     return f"it shows {words(b)}, the first photo {words(a)}"
 
 
+def _hfov(path: Path, image: npt.NDArray[np.uint8]) -> float | None:
+    lens = photo_lens(path, image.shape[1], image.shape[0])
+    return None if lens is None else lens.hfov_deg
+
+
+def _with_lens_note(verdict: Verdict, path: Path, image: npt.NDArray[np.uint8]) -> Verdict:
+    """The verdict with what the photo told of its lens, when a close-up's plane used it."""
+    if verdict.plane_normal_camera is None:
+        return verdict  # read through the mat's calibration, which fits its own lens
+    lens = photo_lens(path, image.shape[1], image.shape[0])
+    return replace(verdict, notes=(*verdict.notes, NO_LENS_NOTE if lens is None else lens.note))
+
+
 def run(
     photo: Path,
     *,
@@ -316,11 +333,15 @@ def run(
             )
     image2 = load_photo(second) if second is not None else None
     with naming_photo(photo):
-        verdict = review_any(image, pair=pair_ids, near_xy_px=near_xy)
+        verdict = _with_lens_note(
+            review_any(image, pair=pair_ids, near_xy_px=near_xy, hfov_deg=_hfov(photo, image)),
+            photo,
+            image,
+        )
     if second is not None and image2 is not None:
         # The second photo's labels differ; its disputed pair is the one nearest its centre.
         with naming_photo(second):
-            other = review_any(image2)
+            other = review_any(image2, hfov_deg=_hfov(second, image2))
         differs = pair_differs(verdict, other)
         if differs is None:
             verdict = combine(verdict, other)

@@ -29,6 +29,21 @@ def squop_photo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def test_the_lens_a_jpeg_tells_is_used_and_said(squop_photo: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    jpeg = tmp_path / "IMG_0007.jpg"
+    exif = Image.Exif()
+    exif.get_ifd(0x8769)[0xA405] = 27  # FocalLengthIn35mmFilm: about the test camera's 66 degrees
+    Image.open(squop_photo).save(jpeg, quality=95, exif=exif.tobytes())
+    told = runner.invoke(app, ["review", str(jpeg)])
+    assumed = runner.invoke(app, ["review", str(squop_photo)])
+    assert told.exit_code == assumed.exit_code == 0, told.output + assumed.output
+    assert "the lens from the photo's EXIF: 27 mm in 35 mm terms, 65 degrees" in told.output
+    assert "does not say which lens took it" in assumed.output
+    assert told.output.splitlines()[0].startswith("squopped")
+
+
 def test_json_verdict_has_the_required_fields(squop_photo: Path, tmp_path: Path) -> None:
     out_png = tmp_path / "pair.png"
     result = runner.invoke(app, ["review", str(squop_photo), "--json", "--annotate", str(out_png)])
