@@ -32,6 +32,11 @@ before it is reviewed (not timed): a photo out of focus. With
 an angle fixed per photo (from its name): a shaken photo. The summary says on
 how many photos the review allowed for a soft photo (its ``soft`` part).
 
+With ``--exif`` each photo is given its lens as a phone's EXIF would tell
+it: the scene camera's focal length in 35 mm terms, rounded to whole mm, as
+``winkref review`` reads it from the file (``service.photos``). Without it
+the lens is unknown, as for a photo whose EXIF was removed.
+
 With ``--code=CHECKOUT`` the photos are reviewed by another checkout's code
 (``git worktree add /tmp/old COMMIT``), so that a before and after are
 measured by the same script.
@@ -39,7 +44,7 @@ measured by the same script.
 Usage::
 
     .venv/bin/python benchmarks/review.py [--default-pair] [--true-plane]
-        [--blur=SIGMA | --shake=LENGTH] [--code=CHECKOUT] [FOLDER ...]
+        [--blur=SIGMA | --shake=LENGTH] [--exif] [--code=CHECKOUT] [FOLDER ...]
 """
 
 from __future__ import annotations
@@ -143,12 +148,23 @@ def _shaken(image: np.ndarray, length_px: int, name: str) -> np.ndarray:
     return cv2.filter2D(image, -1, kernel / kernel.sum())
 
 
+def _exif_hfov_deg(scene: Scene) -> float:
+    """The lens a phone's EXIF would give for the scene's camera, as the service reads it."""
+    from service.photos import FILM_DIAGONAL_MM, hfov_from_focal_35mm
+
+    width_px, height_px = scene.camera.image_size_wh
+    focal_px = float(scene.camera.camera_matrix[0, 0])
+    focal_35mm = round(focal_px * FILM_DIAGONAL_MM / math.hypot(width_px, height_px))
+    return hfov_from_focal_35mm(focal_35mm, width_px, height_px)
+
+
 def main(
     folders: list[Path],
     default_pair: bool,
     true_plane: bool = False,
     blur_px: float = 0.0,
     shake_px: int = 0,
+    exif: bool = False,
 ) -> int:
     rows = []
     times = []
@@ -174,7 +190,8 @@ def main(
             try:
                 # As `winkref review` runs it: a large photo that the close-up
                 # reader cannot call is also looked over for a whole mat.
-                verdict = review_any(image, near_xy_px=None if default_pair else near)
+                lens = {"hfov_deg": _exif_hfov_deg(scene)} if exif else {}
+                verdict = review_any(image, near_xy_px=None if default_pair else near, **lens)
                 err = None
             except ValueError as exc:
                 verdict, err = None, str(exc)
@@ -365,5 +382,6 @@ if __name__ == "__main__":
             true_plane=true_plane,
             blur_px=blur[-1] if blur else 0.0,
             shake_px=shake[-1] if shake else 0,
+            exif="--exif" in sys.argv,
         )
     )
