@@ -277,6 +277,17 @@ def main(
             f"{sum(r['result'] == 'WRONG' for r in contra)} (of {len(contra)} such photos)"
         )
     print(f"too close to call: {sum(r['result'] == 'too close' for r in rows)}")
+    unseen_top = [
+        r
+        for r in rows
+        if r["result"] == "too close" and r["got_upper"] is None and r["overlap"] > r["unc"]
+    ]
+    if unseen_top:
+        right_overlap = sum(r["squop"] for r in unseen_top)
+        print(
+            f"  of which overlapping beyond doubt, which on top unseen: {len(unseen_top)} "
+            f"(truly squopped: {right_overlap})"
+        )
     print(f"wrong pair or error: {sum(r['result'] in ('wrong pair', 'error') for r in rows)}")
     picked = [r["picked_pair_result"] for r in rows if "picked_pair_result" in r]
     if picked:

@@ -329,6 +329,12 @@ class Verdict:
         # A negative overlap is said as a gap: "overlap -0.75 mm" read as a squop.
         size = f"{abs(self.overlap_mm):.2f} mm +/- {self.uncertainty_mm:.2f} mm"
         measured = f"overlap {size}" if self.overlap_mm >= 0 else f"gap {size}"
+        if self.squopped is None and self.upper is None and self.overlap_mm > self.uncertainty_mm:
+            # They overlap beyond doubt: one squops the other. Only which is unseen.
+            return (
+                f"overlapping, but the photo does not show which is on top: {measured} "
+                f"between {a} and {b}; photograph the pair from its side to tell"
+            )
         if self.squopped is None:
             on_top = f"; if they overlap, {self.upper} is on top" if self.upper else ""
             return f"too close to call: {measured} between {a} and {b}{on_top}"

@@ -488,6 +488,14 @@ def _verdict(squopped, upper, overlap_mm):
         ),
         # too close, overlapping as measured, nothing seen of which is higher
         (None, None, 0.3, "too close to call: overlap 0.30 mm +/- 0.92 mm between W1 and W2"),
+        # overlapping beyond doubt, but nothing seen of which is higher (one colour)
+        (
+            None,
+            None,
+            11.45,
+            "overlapping, but the photo does not show which is on top: overlap 11.45 mm "
+            "+/- 0.92 mm between W1 and W2; photograph the pair from its side to tell",
+        ),
     ],
 )
 def test_the_summary_says_a_gap_as_a_gap_and_who_is_on_top(squopped, upper, overlap_mm, expected):
