@@ -1816,6 +1816,24 @@ def _review_read(
     if squopped and upper is None:
         notes.append("the winks overlap but the photo does not show which is on top")
         squopped = None
+    if squopped is None and abs(overlap) <= uncertainty:
+        # (An overlap beyond doubt with its top unseen wants a photo from the side.)
+        notes.append(
+            next_photo_advice(
+                {
+                    "fit": sigma_fit,
+                    "fov": sigma_fov,
+                    "support": sigma_support,
+                    "size": sigma_size,
+                    "model": sigma_model,
+                    "faint": sigma_faint,
+                    "shape": sigma_shape,
+                    "plane": sigma_plane,
+                    "soft": sigma_soft,
+                },
+                plane.tilt_deg,
+            )
+        )
     if other_pairs:
         listed = ", ".join(
             f"{p},{q} ({'overlap' if gap < 0 else 'gap'} about {abs(gap):.1f} mm)"
@@ -1880,6 +1898,60 @@ def _review_read(
     )
 
 
+#: What photo narrows each one-sigma part of the uncertainty, told to the umpire.
+_NEXT_PHOTO = {
+    "fit": "photograph the pair closer and sharper",
+    "fov": "give the phone's original photo, whose EXIF tells the lens that took it",
+    "support": (
+        "photograph it from more nearly straight above (this photo is {tilt:.0f} degrees "
+        "off it), where a raised wink moves less"
+    ),
+    "size": "photograph it with winks of both sizes in view",
+    "faint": "photograph it in more light, so that the winks' edges stand out from the felt",
+    "shape": (
+        "photograph it from more nearly straight above (this photo is {tilt:.0f} degrees "
+        "off it), where a tilted wink's outline is nearer a circle"
+    ),
+    "plane": "photograph it with more winks in view round the pair, or from more nearly above",
+    "soft": "photograph it again, the phone held still and in focus",
+}
+_PART_WORDS = {
+    "fit": "rim fits",
+    "fov": "focal length",
+    "support": "how the winks rest",
+    "size": "wink size",
+    "faint": "faint outline",
+    "shape": "out of round",
+    "plane": "mat plane",
+    "soft": "soft photo",
+}
+#: Notes that advise on the next photo begin so.
+NEXT_PHOTO_PREFIX = "to call it, "
+
+
+def next_photo_advice(sigma_parts_mm: dict[str, float], tilt_deg: float) -> str:
+    """What photo would most narrow a verdict's uncertainty, as a note for the umpire.
+
+    Parameters
+    ----------
+    sigma_parts_mm : dict of str to float
+        The one-sigma parts by name (see :attr:`Verdict.sigma_parts_mm`), mm.
+    tilt_deg : float
+        How far the photo looks from straight down on the mat, degrees.
+    """
+    part = max(sigma_parts_mm, key=lambda k: sigma_parts_mm[k])
+    if part not in _NEXT_PHOTO:
+        # The model's own part: about what any one photo can tell; two views average it.
+        return (
+            f"{NEXT_PHOTO_PREFIX}add a photo from another side of the pair (--second): "
+            "this one is as good as one photo gets"
+        )
+    return (
+        f"{NEXT_PHOTO_PREFIX}{_NEXT_PHOTO[part].format(tilt=tilt_deg)} (the largest part "
+        f"of the uncertainty: {_PART_WORDS[part]}, {sigma_parts_mm[part]:.2f} mm)"
+    )
+
+
 def combine(first: Verdict, second: Verdict) -> Verdict:
     """Two photos of the same pair (rule D.1): inverse-variance mean of the overlaps.
 
@@ -1891,7 +1963,9 @@ def combine(first: Verdict, second: Verdict) -> Verdict:
     mean = (w1 * first.overlap_mm + w2 * second.overlap_mm) / (w1 + w2)
     unc = 1 / math.sqrt(w1 + w2)
     spread = abs(first.overlap_mm - second.overlap_mm)
-    notes = list(first.notes) + [f"second photo: {second.summary}"]
+    # The first photo's advice on a next photo is answered by the second.
+    notes = [n for n in first.notes if not n.startswith(NEXT_PHOTO_PREFIX)]
+    notes.append(f"second photo: {second.summary}")
     if second.other_pairs:
         listed = ", ".join(f"{p},{q}" for p, q, _ in second.other_pairs)
         notes.append(

@@ -47,6 +47,7 @@ from vision.review import (
     combine,
     decide,
     lies_on_mat,
+    next_photo_advice,
     occluder,
     rectify,
     review_photo,
@@ -500,6 +501,36 @@ def _verdict(squopped, upper, overlap_mm):
 )
 def test_the_summary_says_a_gap_as_a_gap_and_who_is_on_top(squopped, upper, overlap_mm, expected):
     assert _verdict(squopped, upper, overlap_mm).summary == expected
+
+
+_QUIET = dict.fromkeys(
+    ("fit", "fov", "support", "size", "model", "faint", "shape", "plane", "soft"), 0.01
+)
+
+
+@pytest.mark.parametrize(
+    ("largest", "advice"),
+    [
+        ("support", "from more nearly straight above (this photo is 38 degrees off it)"),
+        ("fov", "the phone's original photo, whose EXIF tells the lens"),
+        ("soft", "the phone held still and in focus"),
+        ("plane", "more winks in view round the pair"),
+        # the model's own part: about what any one photo can tell
+        ("model", "add a photo from another side of the pair (--second)"),
+    ],
+)
+def test_a_close_call_says_what_photo_would_settle_it(largest, advice):
+    note = next_photo_advice({**_QUIET, largest: 0.4}, tilt_deg=38.2)
+    assert note.startswith("to call it, ")
+    assert advice in note
+
+
+def test_a_too_close_verdict_carries_the_advice_and_a_second_photo_answers_it():
+    too_close = review_photo(_pair(0.0, tilt_deg=20.0))
+    assert too_close.squopped is None
+    assert any(n.startswith("to call it, ") for n in too_close.notes)
+    both = combine(too_close, review_photo(_pair(0.0, tilt_deg=30.0)))
+    assert not any(n.startswith("to call it, ") for n in both.notes)
 
 
 def test_two_agreeing_photos_narrow_the_uncertainty():
