@@ -44,6 +44,7 @@ from vision.review import (
     _excess_blur_px,
     _lab_near,
     _plan_centre,
+    _round_resting_on_another,
     combine,
     decide,
     lies_on_mat,
@@ -408,6 +409,23 @@ def test_a_zoomed_in_photo_is_rectified_through_the_lens_it_tells():
 def test_an_impossible_field_of_view_is_refused(hfov_deg):
     with pytest.raises(ValueError, match=str(hfov_deg)):
         review_photo(_pair(-1.0), hfov_deg=hfov_deg)
+
+
+def test_a_wink_leaning_on_another_is_round_once_its_rim_is_cut_at_its_heights():
+    # A small wink leaning 10 degrees on a large one, seen at 40 degrees, with
+    # part of its rim taken as hidden: cut flat with the mat it is out of round
+    # (4-5 %, more than a partly seen wink may be); leaning on the large one, round.
+    image = render([(0.0, 0.0, 0.0, 22.0, RED), (15.0, 0.0, 1.5, 16.0, BLUE, 10.0)], 40.0)
+    found = find_closeup_winks(image)
+    plane = true_plane(*_camera(40.0, 200.0))
+    red = next(w for w in found if w.colour.value == "red")
+    blue = replace(next(w for w in found if w.colour.value == "blue"), rim_visible_fraction=0.7)
+    _, radius, rms = fit_wink_circle(plane, blue.rim_image_px)
+    assert rms / radius > 0.035
+
+    assert _round_resting_on_another(plane, blue, (red, blue)) == pytest.approx(8.0, abs=0.4)
+    # With nothing near to rest on, it stays out of round.
+    assert _round_resting_on_another(plane, blue, (blue,)) is None
 
 
 def test_rectification_recovers_the_tilt_of_the_plane():
