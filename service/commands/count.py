@@ -9,9 +9,11 @@ never silently counted either way.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.board import (
+    BASELINE_DISTANCE_MM,
+    MAT_LENGTH_MM,
+    MAT_WIDTH_MM,
     WINKS_PER_COLOUR,
     Board,
     Colour,
@@ -169,6 +174,39 @@ _ALTERNATIVES: dict[WinkStatus, tuple[WinkStatus, ...]] = {
 }
 
 
+#: A wink whose centre lies further than this inside every baseline (mm) cannot
+#: be unplayed: well over a large wink's radius plus the frame's few mm of error.
+UNPLAYED_REACH_MM = 50.0
+
+
+def _could_be_unplayed(wink: Wink) -> bool:
+    """Whether a wink lies near enough to a baseline (any corner's) to be behind it (rule 5).
+
+    Every corner is tried, as the board may be turned; a wink with no known
+    place could be anywhere.
+    """
+    if wink.x_mm is None or wink.y_mm is None:
+        return True
+    half_length, half_width = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
+    norm = math.hypot(half_length, half_width)
+    # Rule 2.3.1: each baseline is square to its corner's diagonal, 3 ft from the centre.
+    beyond = max(
+        (sx * wink.x_mm * half_length + sy * wink.y_mm * half_width) / norm
+        for sx in (-1, 1)
+        for sy in (-1, 1)
+    )
+    return beyond > BASELINE_DISTANCE_MM - UNPLAYED_REACH_MM
+
+
+def _alternatives(wink: Wink) -> tuple[WinkStatus, ...]:
+    """The statuses an unsure wink may truly have (:data:`_ALTERNATIVES`), where it lies."""
+    return tuple(
+        s
+        for s in _ALTERNATIVES.get(wink.status, ())
+        if s is not WinkStatus.UNPLAYED or _could_be_unplayed(wink)
+    )
+
+
 @dataclass(frozen=True)
 class CountRange:
     """How far the count could move if every unsure wink went the other way.
@@ -193,16 +231,130 @@ class CountRange:
         return len(scores) == 1
 
 
+@dataclass(frozen=True)
+class PairDoubt:
+    """A pair of winks whose squop the referee could not call.
+
+    Parameters
+    ----------
+    ids : (2,) tuple of str
+        The two winks.
+    overlap_sure : bool
+        They overlap beyond doubt; only which is on top is unsure.
+    upper : str or None
+        The wink on top should they overlap, when the photo showed it.
+    """
+
+    ids: tuple[str, str]
+    overlap_sure: bool
+    upper: str | None
+
+    def readings(self) -> list[tuple[str, str] | None]:
+        """What the pair may truly be: (upper, lower), or None for apart."""
+        a, b = self.ids
+        on_top = (
+            [(a, b), (b, a)] if self.upper is None else [(self.upper, a if self.upper == b else b)]
+        )
+        return on_top if self.overlap_sure else [None, *on_top]
+
+
+def pair_doubts(analysis: Any) -> tuple[PairDoubt, ...]:
+    """The pairs an analysed frame could not call, by wink id (see :class:`PairDoubt`)."""
+    from vision.squop import K_SIGMA, UPPER_CONFIDENCE_MIN
+
+    ids = analysis.assembly.detection_ids
+    doubts = []
+    for call in analysis.assembly.squops.calls:
+        if not call.uncertain or call.upper < 0 or call.lower < 0:
+            continue
+        upper, lower = ids[call.upper], ids[call.lower]
+        if not upper or not lower:
+            continue  # a detection dropped by the rule 2.1.1 count
+        overlap_sure = call.separation_mm < 0 and abs(call.separation_mm) >= K_SIGMA * call.sigma_mm
+        clear_top = call.upper_confidence >= UPPER_CONFIDENCE_MIN
+        doubts.append(PairDoubt((upper, lower), overlap_sure, upper if clear_top else None))
+    return tuple(doubts)
+
+
+#: A group of doubted pairs tied by shared winks is read every way it could
+#: be up to this many pairs (3 ** 8 readings); a larger one falls back to
+#: each wink's own alternatives.
+_MOST_PAIRS_READ_TOGETHER = 8
+
+
+def _pair_groups(doubts: Sequence[PairDoubt]) -> list[list[PairDoubt]]:
+    """The doubts in groups that share winks (each group's readings are independent)."""
+    groups: list[list[PairDoubt]] = []
+    for doubt in doubts:
+        joined = [g for g in groups if any(set(doubt.ids) & set(d.ids) for d in g)]
+        merged = [doubt, *itertools.chain.from_iterable(joined)]
+        groups = [g for g in groups if g not in joined] + [merged]
+    return groups
+
+
+def _group_span(
+    board: Board,
+    group: Sequence[PairDoubt],
+    value: Callable[[Wink, WinkStatus], int],
+) -> dict[Colour, tuple[int, int]]:
+    """How far each colour's tiddlies move over every reading of a group of doubted pairs.
+
+    Rule 8.2: a wink is squopped when any wink lies on it. The squops not in
+    doubt stay as the board has them.
+    """
+    doubted = {frozenset(d.ids) for d in group}
+    winks = {i for d in group for i in d.ids}
+    sure_on = {
+        w.id: {
+            u.id for u in board.winks if w.id in u.squops and frozenset((u.id, w.id)) not in doubted
+        }
+        for w in board.winks
+        if w.id in winks
+    }
+    span = {c: (0, 0) for c in Colour}
+    for reading in itertools.product(*(d.readings() for d in group)):
+        on = {i: set(sure_on[i]) for i in winks}
+        for relation in reading:
+            if relation is not None:
+                on[relation[1]].add(relation[0])
+        down, up = dict.fromkeys(Colour, 0), dict.fromkeys(Colour, 0)
+        for i in winks:
+            wink = board.wink(i)
+            now = value(wink, wink.status)
+            could = [value(wink, WinkStatus.SQUOPPED if on[i] else WinkStatus.FREE)]
+            # Its other doubts stand (see _ALTERNATIVES): a wink read free may be
+            # unplayed near a baseline, or squopped by a wink the camera missed.
+            could += [value(wink, s) for s in _alternatives(wink) if s is not WinkStatus.FREE]
+            down[wink.colour] += min(could) - now
+            up[wink.colour] += max(could) - now
+        span = {c: (min(span[c][0], down[c]), max(span[c][1], up[c])) for c in Colour}
+    return span
+
+
+def _unruled(doubts: Sequence[PairDoubt], rulings: Sequence[Ruling]) -> list[PairDoubt]:
+    """The doubted pairs no ruling settles: not a pair ruled on, nor with a wink ruled on."""
+    pairs = {frozenset(r.wink_ids) for r in rulings if len(r.wink_ids) == 2}
+    winks = {r.wink_ids[0] for r in rulings if len(r.wink_ids) == 1}
+    return [d for d in doubts if frozenset(d.ids) not in pairs and not set(d.ids) & winks]
+
+
 def count_range(
-    board: Board, *, ruleset: str = "etwa-2012", game_format: str = "pairs"
+    board: Board,
+    *,
+    ruleset: str = "etwa-2012",
+    game_format: str = "pairs",
+    doubts: Iterable[PairDoubt] = (),
 ) -> CountRange:
     """Bounds on each colour's tiddlies and on the game score, over the unsure winks.
 
-    Each unsure wink is allowed any status in :data:`_ALTERNATIVES`, and a
-    wink not on the board at all (six of a colour minus those seen, when the
-    pot looked empty) may be a free one that was missed. The bounds treat the
-    winks independently, so they can be wider than the truly possible range,
-    never narrower.
+    The pairs in ``doubts`` (see :func:`pair_doubts`) are read every way they
+    could be, together where they share winks: two winks of one colour that
+    surely overlap leave one of them squopped whichever is on top, so that
+    pair moves its colour's count not at all. Every other unsure wink is
+    allowed any status in :data:`_ALTERNATIVES`, and a wink not on the board
+    at all (six of a colour minus those seen, when the pot looked empty) may
+    be a free one that was missed. Winks and groups are bounded one by one,
+    so the bounds can be wider than the truly possible range, never narrower.
     """
     rules = get_ruleset(ruleset)
     fmt = parse_format(game_format)
@@ -212,11 +364,33 @@ def count_range(
 
     base = rules.tiddlies(board)
     low, high = dict(base), dict(base)
+    on_board = {w.id: w for w in board.winks}
+    # Pairs read together: both winks on the board, in play, and unsure.
+    readable = [
+        d
+        for d in doubts
+        if all(
+            i in on_board
+            and on_board[i].uncertain
+            and on_board[i].status in (WinkStatus.FREE, WinkStatus.SQUOPPED)
+            for i in d.ids
+        )
+    ]
+    read_together: set[str] = set()
+    for group in _pair_groups(readable):
+        if len(group) > _MOST_PAIRS_READ_TOGETHER:
+            continue
+        for colour, (down, up) in _group_span(board, group, value).items():
+            low[colour] += down
+            high[colour] += up
+        read_together.update(i for d in group for i in d.ids)
     for wink in board.winks:
         if not wink.uncertain:
             continue
+        if wink.id in read_together:
+            continue  # read with its pairs
         now = value(wink, wink.status)
-        options = [value(wink, s) - now for s in _ALTERNATIVES.get(wink.status, ())]
+        options = [value(wink, s) - now for s in _alternatives(wink)]
         low[wink.colour] += min([0, *options])
         high[wink.colour] += max([0, *options])
     for colour in Colour:
@@ -479,7 +653,12 @@ def run(
         reviews = tuple(_settled_reviews(reviews, rulings))
     tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
     board = board.with_tiddlies(tiddly_counts)
-    bounds = count_range(board, ruleset=ruleset, game_format=game_format)
+    bounds = count_range(
+        board,
+        ruleset=ruleset,
+        game_format=game_format,
+        doubts=_unruled(pair_doubts(analysis), rulings),
+    )
     ruled = [r.describe() for r in rulings]
     if annotate_path is not None:
         summary = summary_lines(tiddly_counts, score, bounds)

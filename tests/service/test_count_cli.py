@@ -16,10 +16,15 @@ from rules.board import Board, Colour, Wink, WinkSize, WinkStatus, starting_boar
 from service.cli import app
 from service.commands.count import (
     BadFormatError,
+    PairDoubt,
+    _alternatives,
+    _unruled,
     colour_counts,
     count_board,
     count_range,
+    pair_doubts,
     parse_format,
+    parse_rulings,
     report_json,
     report_text,
     summary_lines,
@@ -406,3 +411,164 @@ def test_count_takes_a_calibration_file_instead_of_calibrating_from_the_photo(
     assert missing.exit_code == 2
     assert "does not exist" in missing.output
     assert "Traceback" not in missing.output
+
+
+def _wink(
+    wink_id: str, status: WinkStatus, *, unsure: bool = True, squops=(), xy_mm=(200.0, 100.0)
+) -> Wink:
+    """A wink, by default in the middle of the field (no baseline near: it cannot be unplayed)."""
+    colour, size = wink_id.split("-")
+    placed = status is not WinkStatus.POTTED
+    return Wink(
+        id=wink_id,
+        colour=Colour(colour),
+        size=WinkSize.LARGE if size.startswith("L") else WinkSize.SMALL,
+        status=status,
+        uncertain=unsure,
+        squops=tuple(squops),
+        x_mm=xy_mm[0] if placed else None,
+        y_mm=xy_mm[1] if placed else None,
+    )
+
+
+def _pair_board(*winks: Wink) -> Board:
+    """The winks given on a board whose other winks are all potted (no other doubt)."""
+    given = {w.id for w in winks}
+    potted = [
+        _wink(f"{c.value}-{s}", WinkStatus.POTTED, unsure=False)
+        for c in Colour
+        for s in ("L1", "L2", "S1", "S2", "S3", "S4")
+        if f"{c.value}-{s}" not in given
+    ]
+    return Board(winks=(*winks, *potted))
+
+
+FREE_, SQUOPPED_ = WinkStatus.FREE, WinkStatus.SQUOPPED
+
+
+@pytest.mark.parametrize(
+    ("winks", "doubt", "green_span", "red_span"),
+    [
+        # one colour, surely overlapping, top unseen: one of the two stays squopped whichever
+        # is on top, so the count cannot rise (it may fall: a wink not seen may lie on the other)
+        (
+            (_wink("green-L1", FREE_, squops=["green-S1"]), _wink("green-S1", SQUOPPED_)),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=True, upper=None),
+            (-1, 0),
+            (0, 0),
+        ),
+        # two colours, surely overlapping, top unseen: either colour may lose its wink
+        (
+            (_wink("green-L1", FREE_, squops=["red-S1"]), _wink("red-S1", SQUOPPED_)),
+            PairDoubt(("green-L1", "red-S1"), overlap_sure=True, upper=None),
+            (-1, 0),
+            (0, 1),
+        ),
+        # one colour, maybe apart, top seen: the lower may be free after all
+        (
+            (_wink("green-L1", FREE_, squops=["green-S1"]), _wink("green-S1", SQUOPPED_)),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=False, upper="green-L1"),
+            (-1, 1),
+            (0, 0),
+        ),
+        # one colour, maybe apart, top unseen, both read free
+        (
+            (_wink("green-L1", FREE_), _wink("green-S1", FREE_)),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=False, upper=None),
+            (-2, 0),
+            (0, 0),
+        ),
+    ],
+)
+def test_doubted_pairs_are_read_every_way_they_could_be(winks, doubt, green_span, red_span):
+    board = _pair_board(*winks)
+    tiddlies, _ = count_board(board)
+    bounds = count_range(board, doubts=[doubt])
+    for colour, (down, up) in ((Colour.GREEN, green_span), (Colour.RED, red_span)):
+        assert bounds.tiddlies[colour] == (tiddlies[colour] + down, tiddlies[colour] + up)
+
+
+def test_a_wink_squopped_surely_by_a_third_stays_squopped_whichever_way_its_pair_goes():
+    # red-L1 surely lies on green-S1; green-S1 and green-S2 surely overlap, top unseen.
+    # green-S1 on green-S2: both squopped; green-S2 on green-S1: green-S2 free.
+    board = _pair_board(
+        _wink("red-L1", FREE_, unsure=False, squops=["green-S1"]),
+        _wink("green-S1", SQUOPPED_, squops=["green-S2"]),
+        _wink("green-S2", SQUOPPED_),
+    )
+    doubt = PairDoubt(("green-S1", "green-S2"), overlap_sure=True, upper=None)
+    tiddlies, _ = count_board(board)
+    assert count_range(board, doubts=[doubt]).tiddlies[Colour.GREEN] == (
+        tiddlies[Colour.GREEN],
+        tiddlies[Colour.GREEN] + 1,
+    )
+
+
+def test_without_its_pairs_the_range_treats_the_winks_one_by_one():
+    # The same one-colour pile as above with no pair given: each wink may flip.
+    board = _pair_board(_wink("green-L1", FREE_, squops=["green-S1"]), _wink("green-S1", SQUOPPED_))
+    tiddlies, _ = count_board(board)
+    assert count_range(board).tiddlies[Colour.GREEN] == (
+        tiddlies[Colour.GREEN] - 1,
+        tiddlies[Colour.GREEN] + 1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("xy_mm", "could_be_unplayed"),
+    [
+        ((200.0, 100.0), False),  # the middle of the field: no baseline near
+        ((-850.0, 420.0), True),  # in a corner, behind its baseline
+        ((800.0, -380.0), True),  # 29 mm inside another corner's baseline: a close call
+        ((780.0, -300.0), False),  # 83 mm inside it: clearly played
+        (None, True),  # place unknown: anywhere
+    ],
+)
+def test_an_unsure_free_wink_may_be_unplayed_only_near_a_baseline(xy_mm, could_be_unplayed):
+    wink = _wink("blue-S1", FREE_)
+    if xy_mm is None:
+        wink = wink.model_copy(update={"x_mm": None, "y_mm": None})
+    else:
+        wink = wink.model_copy(update={"x_mm": xy_mm[0], "y_mm": xy_mm[1]})
+    board = _pair_board(wink)
+    tiddlies, _ = count_board(board)
+    low = count_range(board).tiddlies[Colour.BLUE][0]
+    # Were it squopped it would count nothing too: only a lone free wink is shown here.
+    assert low == tiddlies[Colour.BLUE] - 1
+    assert (WinkStatus.UNPLAYED in _alternatives(wink)) is could_be_unplayed
+
+
+def test_the_pairs_a_frame_could_not_call_are_taken_from_its_squop_calls():
+    from types import SimpleNamespace
+
+    from vision.squop import SquopCall
+
+    def call(up, low, sep, sigma, confidence, uncertain):
+        return SquopCall(up, low, sep, sigma, sep < 0, confidence, uncertain, "")
+
+    calls = (
+        call(0, 1, -3.0, 0.5, 0.1, True),  # overlap 6 sigma deep, top unseen
+        call(2, 3, -0.4, 0.5, 0.9, True),  # within 3 sigma of touching, top seen
+        call(0, 2, 5.0, 0.5, 0.0, False),  # clearly apart: no doubt
+        call(1, 4, -0.2, 0.5, 0.9, True),  # a detection dropped by the rule 2.1.1 count
+    )
+    analysis = SimpleNamespace(
+        assembly=SimpleNamespace(
+            detection_ids=("green-L1", "green-S1", "red-L1", "blue-S2", ""),
+            squops=SimpleNamespace(calls=calls),
+        )
+    )
+    assert pair_doubts(analysis) == (
+        PairDoubt(("green-L1", "green-S1"), overlap_sure=True, upper=None),
+        PairDoubt(("red-L1", "blue-S2"), overlap_sure=False, upper="red-L1"),
+    )
+
+
+def test_a_ruled_pair_and_a_pair_with_a_ruled_wink_are_no_longer_in_doubt():
+    doubts = [
+        PairDoubt(("green-L1", "green-S1"), True, None),
+        PairDoubt(("red-L1", "blue-S2"), False, "red-L1"),
+        PairDoubt(("yellow-L1", "blue-L1"), False, None),
+    ]
+    rulings = parse_rulings(["green-S1,green-L1"], [], ["blue-L1=free"])
+    assert _unruled(doubts, rulings) == [doubts[1]]
