@@ -161,6 +161,13 @@ def count(
         list[str] | None,
         typer.Option("--status", help="Umpire's ruling ID=STATUS (free, potted, off, unplayed)."),
     ] = None,
+    closeup: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--closeup",
+            help="A close-up photo of a pair in doubt: its verdict is taken as the ruling.",
+        ),
+    ] = None,
 ) -> None:
     """The end-of-time tiddly count and game score (rule 19)."""
     from service.commands import count as cmd
@@ -177,6 +184,7 @@ def count(
                 squops=squop or (),
                 apart=no_squop or (),
                 statuses=status or (),
+                closeups=closeup or (),
             )
         )
 

@@ -567,6 +567,129 @@ def annotate(
     return np.hstack([photo, panel])
 
 
+@dataclass(frozen=True)
+class CloseupRuling:
+    """What one close-up photo settled for the count, or why it settled nothing.
+
+    Parameters
+    ----------
+    photo : Path
+    ruling : Ruling or None
+        The ruling it gives on a pair in doubt; None when it gives none.
+    text : str
+        What to tell the desk.
+    """
+
+    photo: Path
+    ruling: Ruling | None
+    text: str
+
+
+def _kind(wink: Wink) -> tuple[str, str]:
+    return (wink.colour.value, wink.size.value)
+
+
+def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> CloseupRuling:
+    """Review a close-up of a pair in doubt and turn its verdict into a ruling.
+
+    The close-up's pair (the one nearest its centre) is matched to the pairs in
+    doubt by the colours and sizes of its two winks: its own labels (W1, W2)
+    are not the mat's. A match with no pair, or with several, gives no ruling
+    and says so; so does a verdict too close to call, or a squop between two
+    winks of the same colour and size, whose upper wink cannot be told apart.
+    """
+    from service.commands.review import _hfov, review_any
+
+    image = load_photo(photo)
+    with naming_photo(photo):
+        verdict = review_any(image, hfov_deg=_hfov(photo, image))
+    seen = {w.id: w for w in verdict.winks}
+    pair = [seen[i] for i in verdict.ids]
+    pair_words = " and ".join(f"a {w.size} {w.colour or 'unknown-colour'} wink" for w in pair)
+
+    def fits(doubt: PairDoubt) -> bool:
+        mat = [board.wink(i) for i in doubt.ids]
+        for order in (mat, mat[::-1]):
+            if all(
+                w.size == m.size.value and (w.colour is None or w.colour == m.colour.value)
+                for w, m in zip(pair, order, strict=True)
+            ):
+                return True
+        return False
+
+    matches = [d for d in doubts if fits(d)]
+    if not matches:
+        return CloseupRuling(
+            photo,
+            None,
+            f"{photo}: shows {pair_words}, which is none of the pairs in doubt; not used",
+        )
+    if len(matches) > 1:
+        listed = ", ".join(",".join(d.ids) for d in matches)
+        return CloseupRuling(
+            photo,
+            None,
+            f"{photo}: shows {pair_words}, which could be any of {listed}; "
+            "give the ruling by hand (--squop UPPER,LOWER or --no-squop A,B)",
+        )
+    doubt = matches[0]
+    a, b = doubt.ids
+    if verdict.squopped is None:
+        return CloseupRuling(photo, None, f"{photo}: {a},{b}: {verdict.summary}; no ruling")
+    if verdict.squopped is False:
+        return CloseupRuling(
+            photo, parse_apart(f"{a},{b}"), f"{photo}: {a} and {b} do not squop ({verdict.summary})"
+        )
+    upper_kind = next(w for w in pair if w.id == verdict.upper)
+    uppers = [
+        i
+        for i in doubt.ids
+        if board.wink(i).size.value == upper_kind.size
+        and (upper_kind.colour is None or board.wink(i).colour.value == upper_kind.colour)
+    ]
+    if len(uppers) != 1:
+        return CloseupRuling(
+            photo,
+            None,
+            f"{photo}: {a},{b} squop, but the two are alike, so which of them is on top cannot "
+            f"be matched ({verdict.summary}); give --squop UPPER,LOWER by hand",
+        )
+    upper = uppers[0]
+    lower = b if upper == a else a
+    return CloseupRuling(
+        photo,
+        parse_squops(f"{upper},{lower}"),
+        f"{photo}: {upper} squops {lower} ({verdict.summary})",
+    )
+
+
+def _closeup_rulings(
+    photos: Sequence[Path], board: Board, doubts: Sequence[PairDoubt]
+) -> list[CloseupRuling]:
+    """Each close-up's ruling; two close-ups that rule one pair differently rule it not at all."""
+    results = [closeup_ruling(p, board, doubts) for p in photos]
+    by_pair: dict[frozenset[str], list[CloseupRuling]] = {}
+    for result in results:
+        if result.ruling is not None:
+            by_pair.setdefault(frozenset(result.ruling.wink_ids), []).append(result)
+    out = []
+    for result in results:
+        if result.ruling is None:
+            out.append(result)
+            continue
+        same = by_pair[frozenset(result.ruling.wink_ids)]
+        if len({r.ruling for r in same}) > 1:
+            names = " and ".join(str(r.photo) for r in same)
+            out.append(
+                replace(result, ruling=None, text=f"{result.text}; but {names} disagree: no ruling")
+            )
+        elif result is same[0]:
+            out.append(result)
+        else:
+            out.append(replace(result, ruling=None, text=f"{result.text} (as {same[0].photo})"))
+    return out
+
+
 def parse_rulings(
     squops: Sequence[str] = (), apart: Sequence[str] = (), statuses: Sequence[str] = ()
 ) -> list[Ruling]:
@@ -611,8 +734,14 @@ def run(
     squops: Sequence[str] = (),
     apart: Sequence[str] = (),
     statuses: Sequence[str] = (),
+    closeups: Sequence[Path] = (),
 ) -> str:
     """Count the tiddlies in a photo of the whole mat and return the text to print.
+
+    ``closeups`` are close-up photos of pairs in doubt: each is reviewed (as
+    ``winkref review`` does) and its verdict, matched to a pair in doubt by
+    the winks' colours and sizes, counts as the umpire's ruling on it
+    (:func:`closeup_ruling`). Rulings given by hand come first.
 
     ``squops`` (``"UPPER,LOWER"``), ``apart`` (``"A,B"``) and ``statuses``
     (``"ID=STATUS"``) are the umpire's rulings on winks the referee was unsure
@@ -626,7 +755,7 @@ def run(
     rulings = parse_rulings(squops, apart, statuses)
     check_rulings_agree(rulings)
     if annotate_path is not None:
-        inputs = [photo, *filter(None, [calibration_path])]
+        inputs = [photo, *filter(None, [calibration_path]), *closeups]
         check_output_path(annotate_path, option="--annotate", inputs=inputs, image=True)
     image = load_photo(photo)
     from service.commands.analyze import calibration_for_photo
@@ -648,6 +777,9 @@ def run(
             "(check the light and that the whole mat is in view)"
         )
     reviews = tuple(analysis.reviews)
+    doubts = _unruled(pair_doubts(analysis), rulings)
+    from_closeups = _closeup_rulings(closeups, board, doubts)
+    rulings = [*rulings, *(c.ruling for c in from_closeups if c.ruling is not None)]
     if rulings:
         board = apply_rulings(board, rulings)
         reviews = tuple(_settled_reviews(reviews, rulings))
@@ -657,7 +789,7 @@ def run(
         board,
         ruleset=ruleset,
         game_format=game_format,
-        doubts=_unruled(pair_doubts(analysis), rulings),
+        doubts=_unruled(doubts, rulings),
     )
     ruled = [r.describe() for r in rulings]
     if annotate_path is not None:
@@ -674,14 +806,20 @@ def run(
         report = report_json(
             board, tiddly_counts, score, notes=analysis.notes, reviews=reviews, bounds=bounds
         )
-        return json.dumps({**report, "rulings": ruled}, indent=2)
+        return json.dumps(
+            {**report, "rulings": ruled, "closeups": [c.text for c in from_closeups]}, indent=2
+        )
     text = report_text(board, tiddly_counts, score, reviews=reviews, bounds=bounds)
+    for closeup in from_closeups:
+        text += "\nclose-up " + closeup.text
     if ruled:
         text += "\numpire's rulings applied: " + "; ".join(ruled)
     elif reviews:
         text += (
             "\nonce the umpire has ruled, count again with the rulings: --squop UPPER,LOWER, "
-            "--no-squop A,B, --status ID=STATUS (free, potted, off, unplayed)"
+            "--no-squop A,B, --status ID=STATUS (free, potted, off, unplayed); or give "
+            "close-ups of the pairs in doubt, each pair in the middle of its photo: "
+            "--closeup PHOTO (repeatable)"
         )
     # What was inferred rather than seen (potted winks behind the pot, a turned
     # board, a coarse photo) changes what the desk should check.

@@ -18,7 +18,9 @@ from service.commands.count import (
     BadFormatError,
     PairDoubt,
     _alternatives,
+    _closeup_rulings,
     _unruled,
+    closeup_ruling,
     colour_counts,
     count_board,
     count_range,
@@ -572,3 +574,69 @@ def test_a_ruled_pair_and_a_pair_with_a_ruled_wink_are_no_longer_in_doubt():
     ]
     rulings = parse_rulings(["green-S1,green-L1"], [], ["blue-L1=free"])
     assert _unruled(doubts, rulings) == [doubts[1]]
+
+
+# --------------------------------------------------------------------------
+# Close-ups of pairs in doubt, given to the count
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def blue_on_red(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A close-up of a small blue wink lying 1 mm onto a large red one."""
+    import sys
+
+    import cv2
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vision"))
+    from test_review import BLUE, RED, render
+
+    path = tmp_path_factory.mktemp("closeups") / "IMG_0101.png"
+    cv2.imwrite(str(path), render([(0.0, 0.0, 0.0, 22.0, RED), (18.0, 0.0, 1.6, 16.0, BLUE)]))
+    return path
+
+
+def _doubting(*pairs: tuple[str, str]) -> tuple[Board, list[PairDoubt]]:
+    winks = {i for pair in pairs for i in pair}
+    board = _pair_board(*(_wink(i, FREE_) for i in sorted(winks)))
+    return board, [PairDoubt(pair, overlap_sure=False, upper=None) for pair in pairs]
+
+
+@pytest.mark.parametrize(
+    ("pairs", "ruling", "said"),
+    [
+        # the only pair in doubt of a large red and a small blue: the close-up rules on it
+        ((("red-L1", "blue-S2"), ("green-L1", "yellow-S1")), "blue-S2 squops red-L1", "squops"),
+        # no pair in doubt looks like it: not used
+        ((("green-L1", "yellow-S1"),), None, "none of the pairs in doubt"),
+        # two such pairs: which one it shows is for the desk to say
+        ((("red-L1", "blue-S2"), ("red-L2", "blue-S3")), None, "could be any of"),
+    ],
+)
+def test_a_closeup_rules_on_the_one_pair_in_doubt_that_looks_like_it(
+    blue_on_red: Path, pairs, ruling, said
+) -> None:
+    board, doubts = _doubting(*pairs)
+    result = closeup_ruling(blue_on_red, board, doubts)
+    assert (result.ruling.describe() if result.ruling else None) == ruling
+    assert said in result.text
+    assert str(blue_on_red) in result.text
+
+
+def test_the_count_takes_a_closeups_verdict_as_the_ruling(blue_on_red: Path) -> None:
+    board, doubts = _doubting(("red-L1", "blue-S2"))
+    ruled = _closeup_rulings([blue_on_red], board, doubts)
+    (only,) = ruled
+    assert only.ruling == parse_rulings(["blue-S2,red-L1"])[0]
+    # The same photo twice agrees with itself: one ruling, the second said to match it.
+    twice = _closeup_rulings([blue_on_red, blue_on_red], board, doubts)
+    assert [r.ruling is not None for r in twice] == [True, False]
+
+
+def test_count_cli_names_an_unreadable_closeup(tmp_path: Path) -> None:
+    bad = tmp_path / "closeup.jpg"
+    bad.write_text("not a photo")
+    mat = Path(__file__).resolve().parents[2] / "sample_images" / "overhead_00104.jpg"
+    result = runner.invoke(app, ["count", str(mat), "--closeup", str(bad)])
+    assert result.exit_code == 2
+    assert "closeup.jpg" in result.output
