@@ -142,6 +142,29 @@ class WinkStatus(enum.StrEnum):
     """Wholly or partly outside the playing volume (rule 13)."""
 
 
+class Doubt(enum.StrEnum):
+    """Why a wink's status is unsure: what the umpire should look at."""
+
+    SQUOP = "squop"
+    """A squop call with it is within the measurement's uncertainty, or its
+    upper wink is unclear (rule 8.2): squopped or free."""
+    HIDDEN = "hidden"
+    """Part of its rim is hidden with no wink found there, and winks of its
+    colour were not seen: one may lie on it (squopped, not free)."""
+    BASELINE = "baseline"
+    """Its centre is near its baseline, or which corner is whose is not known
+    (rules 5.2, 9.3): unplayed or played."""
+    EDGE = "edge"
+    """Its outline is near the mat's edge (rule 13): off or on the mat."""
+    POT = "pot"
+    """At the pot's rim or seen through its opening (rule 8.1): potted or not."""
+    INFERRED = "inferred"
+    """Counted potted without being seen (six of its colour minus those seen
+    elsewhere): it may be a wink on the mat the camera missed."""
+    SIZE = "size"
+    """Its size class was relabelled to fit rule 2.1.1; its status is not in doubt."""
+
+
 # --------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------
@@ -185,6 +208,8 @@ class Wink(BaseModel):
     uncertain : bool
         True when a status or squop call is within the measurement's
         uncertainty and an umpire should look (vision sets it).
+    doubts : tuple of Doubt
+        Why it is uncertain, when vision says (empty on boards from elsewhere).
     pile : int or None
         Id of the connected squop group (rule 8.2.2), when computed.
     """
@@ -200,6 +225,7 @@ class Wink(BaseModel):
     squops: tuple[str, ...] = ()
     confidence: float | None = None
     uncertain: bool = False
+    doubts: tuple[Doubt, ...] = ()
     pile: int | None = None
 
     @property

@@ -258,7 +258,7 @@ def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
                 unplayed.add(ruling.wink_ids[0])
         _apply(winks, ruling, unplayed)
         for wid in ruling.wink_ids:
-            winks[wid] = winks[wid].model_copy(update={"uncertain": False})
+            winks[wid] = winks[wid].model_copy(update={"uncertain": False, "doubts": ()})
     ruled = board.with_winks(winks[w.id] for w in board.winks).with_tiddlies(None)
     piles = _pile_numbers(ruled)
     ruled = ruled.with_winks(w.model_copy(update={"pile": piles.get(w.id)}) for w in ruled.winks)

@@ -23,6 +23,7 @@ from rules.board import (
     WINKS_PER_COLOUR,
     Board,
     Colour,
+    Doubt,
     Wink,
     WinkSize,
     WinkStatus,
@@ -463,25 +464,31 @@ def assemble_board(
     # Uncertainty of each wink: near a line, or in a doubtful squop call.
     uncertain = resized.copy()
     reasons: list[list[str]] = [[] for _ in range(n)]
+    doubts: list[set[Doubt]] = [set() for _ in range(n)]
     for i in range(n):
         if resized[i]:
             reasons[i].append("size class relabelled to fit rule 2.1.1")
+            doubts[i].add(Doubt.SIZE)
         if not potted[i] and abs(edge[i]) < k_sigma * sigma[i]:
             uncertain[i] = True
             reasons[i].append(f"outline {edge[i]:+.2f} mm from the mat's edge (rule 13)")
+            doubts[i].add(Doubt.EDGE)
         if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * sigma[i]:
             uncertain[i] = True
             reasons[i].append(f"centre {behind[i]:+.2f} mm from its baseline")
+            doubts[i].add(Doubt.BASELINE)
         if unplayed_reading.doubtful[i] and status[i] in (WinkStatus.FREE, WinkStatus.UNPLAYED):
             uncertain[i] = True
             reasons[i].append(
                 "behind a baseline, and the winks do not settle which corner is whose "
                 "(rule 5.2): unplayed or a played wink there depends on it"
             )
+            doubts[i].add(Doubt.BASELINE)
         # Seen right at the pot's rim: in it or beside it is a close call.
         if abs(rim_distance[i] - POT_TOP_DIAMETER_MM / 2) < k_sigma * sigma[i]:
             uncertain[i] = True
             reasons[i].append("seen at the pot's rim: potted or not is a close call")
+            doubts[i].add(Doubt.POT)
         through_opening = rim_distance[i] < POT_TOP_DIAMETER_MM / 2
         if through_opening and not potted[i]:
             # Neither inside the pot nor on its rim, yet a wink on the mat
@@ -491,6 +498,7 @@ def assemble_board(
                 "seen through the pot's opening but fits neither inside the pot nor on its "
                 "rim: where it lies is a guess from the part in view; umpire to check"
             )
+            doubts[i].add(Doubt.POT)
         elif potted[i] and not fit_height_mm[i] <= POT_STACK_MAX_Z_MM:
             # Potted only as resting on the rim (rule 8.1.2): a millimetre
             # either way and it is beside the pot.
@@ -499,12 +507,14 @@ def assemble_board(
                 "taken as resting on the pot's rim (rule 8.1.2): on the rim or beside the pot "
                 "is a close call"
             )
+            doubts[i].add(Doubt.POT)
         if through_opening and (abs(fit_height_mm[i] - POT_STACK_MAX_Z_MM) < POT_FIT_MARGIN_MM):
             uncertain[i] = True
             reasons[i].append(
                 "seen through the pot's opening but would fit inside only "
                 f"{fit_height_mm[i]:.0f} mm up: potted or lying against the pot is a close call"
             )
+            doubts[i].add(Doubt.POT)
 
     ids = _assign_ids(
         list(dets.colour), list(sizes), mat_xy, [_STATUS_RANK[s] for s in status], previous
@@ -533,6 +543,7 @@ def assemble_board(
             f"{unseen} {dets.colour[i].value} wink(s) were "
             "not seen: one may lie on it (squopping it)"
         )
+        doubts[i].add(Doubt.HIDDEN)
     for c in dropped_off:
         notes.append(
             f"{ids[c.upper]} overlaps {ids[c.lower]}, but one of them is off the mat "
@@ -558,6 +569,7 @@ def assemble_board(
             for k in (c.upper, c.lower):
                 uncertain[k] = True
                 reasons[k].append(text)
+                doubts[k].add(Doubt.SQUOP)
 
     # Piles only through counted squops (overlaps with off winks excluded).
     pile_parent = pile_ids(n, squop_pairs)
@@ -580,6 +592,7 @@ def assemble_board(
                 squops=tuple(sorted(squops_of.get(i, []))),
                 confidence=round(float(dets.confidence[i]), 3),
                 uncertain=bool(uncertain[i]),
+                doubts=tuple(sorted(doubts[i])),
                 pile=int(pile_parent[i]) if pile_parent[i] else None,
                 diameter_mm=float(2 * radius[i]),
                 inferred=False,
@@ -703,6 +716,7 @@ def assemble_board(
                         status=WinkStatus.POTTED,
                         confidence=None,
                         uncertain=bool(review),
+                        doubts=(Doubt.INFERRED,) if review else (),
                         diameter_mm=size.diameter_mm,
                         inferred=True,
                         review=review,

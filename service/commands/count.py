@@ -29,6 +29,7 @@ from rules.board import (
     WINKS_PER_COLOUR,
     Board,
     Colour,
+    Doubt,
     Partnership,
     Wink,
     WinkSize,
@@ -198,8 +199,42 @@ def _could_be_unplayed(wink: Wink) -> bool:
     return beyond > BASELINE_DISTANCE_MM - UNPLAYED_REACH_MM
 
 
-def _alternatives(wink: Wink) -> tuple[WinkStatus, ...]:
-    """The statuses an unsure wink may truly have (:data:`_ALTERNATIVES`), where it lies."""
+_F, _S, _P, _U, _O = (
+    WinkStatus.FREE,
+    WinkStatus.SQUOPPED,
+    WinkStatus.POTTED,
+    WinkStatus.UNPLAYED,
+    WinkStatus.OFF,
+)
+#: What each doubt (rules.board.Doubt) lets a wink read as one status truly be;
+#: a status not listed under a doubt counts the same either way (a squopped wink
+#: near the edge counts nothing, on the mat or off it).
+_BY_DOUBT: dict[Doubt, dict[WinkStatus, tuple[WinkStatus, ...]]] = {
+    Doubt.SQUOP: {_F: (_S,), _S: (_F,)},
+    Doubt.HIDDEN: {_F: (_S,)},
+    Doubt.BASELINE: {_F: (_U,), _U: (_F,)},
+    Doubt.EDGE: {_F: (_O,), _O: (_F,)},
+    Doubt.POT: {_F: (_P,), _S: (_P,), _P: (_F, _S)},
+    Doubt.INFERRED: {_P: (_F, _S)},
+    Doubt.SIZE: {},
+}
+
+
+def _alternatives(wink: Wink, *, besides: Doubt | None = None) -> tuple[WinkStatus, ...]:
+    """The statuses an unsure wink may truly have, from why it is unsure.
+
+    A board from vision says why (``doubts``): each doubt allows what
+    :data:`_BY_DOUBT` lists, leaving out ``besides`` (a doubt dealt with
+    otherwise). A board that does not say gets :data:`_ALTERNATIVES` whatever
+    ``besides`` is (any of them may be why), a wink far from every baseline
+    never unplayed.
+    """
+    if wink.doubts:
+        found: list[WinkStatus] = []
+        for doubt in wink.doubts:
+            if doubt is not besides:
+                found += [s for s in _BY_DOUBT[doubt].get(wink.status, ()) if s not in found]
+        return tuple(found)
     return tuple(
         s
         for s in _ALTERNATIVES.get(wink.status, ())
@@ -241,26 +276,27 @@ class PairDoubt:
         The two winks.
     overlap_sure : bool
         They overlap beyond doubt; only which is on top is unsure.
-    upper : str or None
-        The wink on top should they overlap, when the photo showed it.
     """
 
     ids: tuple[str, str]
     overlap_sure: bool
-    upper: str | None
 
     def readings(self) -> list[tuple[str, str] | None]:
-        """What the pair may truly be: (upper, lower), or None for apart."""
+        """What the pair may truly be: (upper, lower), or None for apart.
+
+        Either wink may be on top even when the photo seemed to show which:
+        that cue is not sure enough to bound a count by (on the shared scenes
+        and samples, taking it as sure left the truth outside the range on
+        two more of 22 photos).
+        """
         a, b = self.ids
-        on_top = (
-            [(a, b), (b, a)] if self.upper is None else [(self.upper, a if self.upper == b else b)]
-        )
+        on_top = [(a, b), (b, a)]
         return on_top if self.overlap_sure else [None, *on_top]
 
 
 def pair_doubts(analysis: Any) -> tuple[PairDoubt, ...]:
     """The pairs an analysed frame could not call, by wink id (see :class:`PairDoubt`)."""
-    from vision.squop import K_SIGMA, UPPER_CONFIDENCE_MIN
+    from vision.squop import K_SIGMA
 
     ids = analysis.assembly.detection_ids
     doubts = []
@@ -271,8 +307,7 @@ def pair_doubts(analysis: Any) -> tuple[PairDoubt, ...]:
         if not upper or not lower:
             continue  # a detection dropped by the rule 2.1.1 count
         overlap_sure = call.separation_mm < 0 and abs(call.separation_mm) >= K_SIGMA * call.sigma_mm
-        clear_top = call.upper_confidence >= UPPER_CONFIDENCE_MIN
-        doubts.append(PairDoubt((upper, lower), overlap_sure, upper if clear_top else None))
+        doubts.append(PairDoubt((upper, lower), overlap_sure))
     return tuple(doubts)
 
 
@@ -322,9 +357,11 @@ def _group_span(
             wink = board.wink(i)
             now = value(wink, wink.status)
             could = [value(wink, WinkStatus.SQUOPPED if on[i] else WinkStatus.FREE)]
-            # Its other doubts stand (see _ALTERNATIVES): a wink read free may be
-            # unplayed near a baseline, or squopped by a wink the camera missed.
-            could += [value(wink, s) for s in _alternatives(wink) if s is not WinkStatus.FREE]
+            # Its other doubts stand: a wink read free may be unplayed near a
+            # baseline, or squopped by a wink the camera missed.
+            could += [
+                value(wink, s) for s in _alternatives(wink, besides=Doubt.SQUOP) if s is not _F
+            ]
             down[wink.colour] += min(could) - now
             up[wink.colour] += max(could) - now
         span = {c: (min(span[c][0], down[c]), max(span[c][1], up[c])) for c in Colour}

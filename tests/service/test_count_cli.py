@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rules.board import Board, Colour, Wink, WinkSize, WinkStatus, starting_board
+from rules.board import Board, Colour, Doubt, Wink, WinkSize, WinkStatus, starting_board
 from service.cli import app
 from service.commands.count import (
     BadFormatError,
@@ -455,28 +455,28 @@ FREE_, SQUOPPED_ = WinkStatus.FREE, WinkStatus.SQUOPPED
         # is on top, so the count cannot rise (it may fall: a wink not seen may lie on the other)
         (
             (_wink("green-L1", FREE_, squops=["green-S1"]), _wink("green-S1", SQUOPPED_)),
-            PairDoubt(("green-L1", "green-S1"), overlap_sure=True, upper=None),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=True),
             (-1, 0),
             (0, 0),
         ),
         # two colours, surely overlapping, top unseen: either colour may lose its wink
         (
             (_wink("green-L1", FREE_, squops=["red-S1"]), _wink("red-S1", SQUOPPED_)),
-            PairDoubt(("green-L1", "red-S1"), overlap_sure=True, upper=None),
+            PairDoubt(("green-L1", "red-S1"), overlap_sure=True),
             (-1, 0),
             (0, 1),
         ),
-        # one colour, maybe apart, top seen: the lower may be free after all
+        # one colour, maybe apart: the lower may be free after all, or the other on top
         (
             (_wink("green-L1", FREE_, squops=["green-S1"]), _wink("green-S1", SQUOPPED_)),
-            PairDoubt(("green-L1", "green-S1"), overlap_sure=False, upper="green-L1"),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=False),
             (-1, 1),
             (0, 0),
         ),
         # one colour, maybe apart, top unseen, both read free
         (
             (_wink("green-L1", FREE_), _wink("green-S1", FREE_)),
-            PairDoubt(("green-L1", "green-S1"), overlap_sure=False, upper=None),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=False),
             (-2, 0),
             (0, 0),
         ),
@@ -498,7 +498,7 @@ def test_a_wink_squopped_surely_by_a_third_stays_squopped_whichever_way_its_pair
         _wink("green-S1", SQUOPPED_, squops=["green-S2"]),
         _wink("green-S2", SQUOPPED_),
     )
-    doubt = PairDoubt(("green-S1", "green-S2"), overlap_sure=True, upper=None)
+    doubt = PairDoubt(("green-S1", "green-S2"), overlap_sure=True)
     tiddlies, _ = count_board(board)
     assert count_range(board, doubts=[doubt]).tiddlies[Colour.GREEN] == (
         tiddlies[Colour.GREEN],
@@ -561,16 +561,16 @@ def test_the_pairs_a_frame_could_not_call_are_taken_from_its_squop_calls():
         )
     )
     assert pair_doubts(analysis) == (
-        PairDoubt(("green-L1", "green-S1"), overlap_sure=True, upper=None),
-        PairDoubt(("red-L1", "blue-S2"), overlap_sure=False, upper="red-L1"),
+        PairDoubt(("green-L1", "green-S1"), overlap_sure=True),
+        PairDoubt(("red-L1", "blue-S2"), overlap_sure=False),
     )
 
 
 def test_a_ruled_pair_and_a_pair_with_a_ruled_wink_are_no_longer_in_doubt():
     doubts = [
-        PairDoubt(("green-L1", "green-S1"), True, None),
-        PairDoubt(("red-L1", "blue-S2"), False, "red-L1"),
-        PairDoubt(("yellow-L1", "blue-L1"), False, None),
+        PairDoubt(("green-L1", "green-S1"), True),
+        PairDoubt(("red-L1", "blue-S2"), False),
+        PairDoubt(("yellow-L1", "blue-L1"), False),
     ]
     rulings = parse_rulings(["green-S1,green-L1"], [], ["blue-L1=free"])
     assert _unruled(doubts, rulings) == [doubts[1]]
@@ -599,7 +599,7 @@ def blue_on_red(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _doubting(*pairs: tuple[str, str]) -> tuple[Board, list[PairDoubt]]:
     winks = {i for pair in pairs for i in pair}
     board = _pair_board(*(_wink(i, FREE_) for i in sorted(winks)))
-    return board, [PairDoubt(pair, overlap_sure=False, upper=None) for pair in pairs]
+    return board, [PairDoubt(pair, overlap_sure=False) for pair in pairs]
 
 
 @pytest.mark.parametrize(
@@ -640,3 +640,40 @@ def test_count_cli_names_an_unreadable_closeup(tmp_path: Path) -> None:
     result = runner.invoke(app, ["count", str(mat), "--closeup", str(bad)])
     assert result.exit_code == 2
     assert "closeup.jpg" in result.output
+
+
+@pytest.mark.parametrize(
+    ("status", "doubts", "span"),
+    [
+        (FREE_, (Doubt.HIDDEN,), (-1, 0)),  # a wink not seen may lie on it
+        (FREE_, (Doubt.BASELINE,), (-1, 0)),  # may be unplayed: counts nothing
+        (FREE_, (Doubt.POT,), (0, 2)),  # at the pot's rim: potted would count 3
+        (
+            WinkStatus.POTTED,
+            (Doubt.INFERRED,),
+            (-3, 0),
+        ),  # counted potted, maybe squopped on the mat
+        (FREE_, (Doubt.SIZE,), (0, 0)),  # only its size was in doubt
+        (FREE_, (), (-1, 0)),  # uncertain without saying why: free may be squopped or unplayed
+    ],
+)
+def test_an_unsure_winks_alternatives_follow_why_it_is_unsure(status, doubts, span):
+    wink = _wink("blue-S1", status).model_copy(update={"doubts": doubts})
+    board = _pair_board(wink)
+    tiddlies, _ = count_board(board)
+    low, high = count_range(board).tiddlies[Colour.BLUE]
+    assert (low - tiddlies[Colour.BLUE], high - tiddlies[Colour.BLUE]) == span
+
+
+def test_a_one_colour_pile_whose_only_doubt_is_its_top_counts_exactly():
+    # Vision says why both are unsure: only the squop call, and they surely overlap.
+    board = _pair_board(
+        _wink("green-L1", FREE_, squops=["green-S1"]).model_copy(update={"doubts": (Doubt.SQUOP,)}),
+        _wink("green-S1", SQUOPPED_).model_copy(update={"doubts": (Doubt.SQUOP,)}),
+    )
+    doubt = PairDoubt(("green-L1", "green-S1"), overlap_sure=True)
+    tiddlies, _ = count_board(board)
+    assert count_range(board, doubts=[doubt]).tiddlies[Colour.GREEN] == (
+        tiddlies[Colour.GREEN],
+        tiddlies[Colour.GREEN],
+    )
