@@ -742,6 +742,50 @@ def parse_rulings(
 _WINK_ID = re.compile(r"\b(?:blue|green|red|yellow)-[LS]\d+\b")
 
 
+def pair_moves_count(board: Board, doubt: PairDoubt, ruleset: str = "etwa-2012") -> bool:
+    """Whether how a doubted pair is ruled can change any colour's tiddlies (rule 19.1).
+
+    Two winks of one colour that surely overlap, with nothing else on
+    either, leave one of them squopped whichever is on top: the umpire need
+    not be asked for the count's sake (the game may still want to know).
+    Only the pair's own readings are compared; the winks' other doubts are
+    asked about separately.
+    """
+    rules = get_ruleset(ruleset)
+    totals = set()
+    for reading in doubt.readings():
+        on = {
+            i: {u.id for u in board.winks if i in u.squops and {u.id, i} != set(doubt.ids)}
+            for i in doubt.ids
+        }
+        if reading is not None:
+            on[reading[1]].add(reading[0])
+        winks = []
+        for i in doubt.ids:
+            wink = board.wink(i)
+            if wink.status in (WinkStatus.FREE, WinkStatus.SQUOPPED):
+                wink = wink.with_status(WinkStatus.SQUOPPED if on[i] else WinkStatus.FREE)
+            winks.append(wink)
+        totals.add(tuple(sorted(rules.tiddlies(Board(winks=tuple(winks))).items())))
+    return len(totals) > 1
+
+
+#: Said after a review request whose answer cannot change the count.
+NO_COUNT_CHANGE = (
+    " (for the count it does not matter: one of the two is squopped whichever is on top)"
+)
+
+
+def _with_count_relevance(
+    reviews: Sequence[str], board: Board, doubts: Sequence[PairDoubt], ruleset: str
+) -> list[str]:
+    """The review requests, those whose answer cannot change the count said so."""
+    idle = [set(d.ids) for d in doubts if not pair_moves_count(board, d, ruleset)]
+    return [
+        text + NO_COUNT_CHANGE if set(_WINK_ID.findall(text)) in idle else text for text in reviews
+    ]
+
+
 def _settled_reviews(reviews: Sequence[str], rulings: Sequence[Ruling]) -> list[str]:
     """The review requests the rulings do not answer.
 
@@ -822,12 +866,9 @@ def run(
         reviews = tuple(_settled_reviews(reviews, rulings))
     tiddly_counts, score = count_board(board, ruleset=ruleset, game_format=game_format)
     board = board.with_tiddlies(tiddly_counts)
-    bounds = count_range(
-        board,
-        ruleset=ruleset,
-        game_format=game_format,
-        doubts=_unruled(doubts, rulings),
-    )
+    open_doubts = _unruled(doubts, rulings)
+    bounds = count_range(board, ruleset=ruleset, game_format=game_format, doubts=open_doubts)
+    reviews = tuple(_with_count_relevance(reviews, board, open_doubts, ruleset))
     ruled = [r.describe() for r in rulings]
     if annotate_path is not None:
         summary = summary_lines(tiddly_counts, score, bounds)

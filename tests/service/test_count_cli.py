@@ -25,6 +25,7 @@ from service.commands.count import (
     count_board,
     count_range,
     pair_doubts,
+    pair_moves_count,
     parse_format,
     parse_rulings,
     report_json,
@@ -677,3 +678,40 @@ def test_a_one_colour_pile_whose_only_doubt_is_its_top_counts_exactly():
         tiddlies[Colour.GREEN],
         tiddlies[Colour.GREEN],
     )
+
+
+@pytest.mark.parametrize(
+    ("winks", "doubt", "moves"),
+    [
+        # one colour, surely overlapping, nothing else on either: one stays squopped
+        (
+            (_wink("green-L1", FREE_, squops=["green-S1"]), _wink("green-S1", SQUOPPED_)),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=True),
+            False,
+        ),
+        # the same, but maybe apart: both could be free
+        (
+            (_wink("green-L1", FREE_, squops=["green-S1"]), _wink("green-S1", SQUOPPED_)),
+            PairDoubt(("green-L1", "green-S1"), overlap_sure=False),
+            True,
+        ),
+        # two colours: which is on top decides which colour loses a tiddly
+        (
+            (_wink("green-L1", FREE_, squops=["red-S1"]), _wink("red-S1", SQUOPPED_)),
+            PairDoubt(("green-L1", "red-S1"), overlap_sure=True),
+            True,
+        ),
+        # one colour, but a third wink surely on one of them: on top of it, both are squopped
+        (
+            (
+                _wink("red-L1", FREE_, unsure=False, squops=["green-S1"]),
+                _wink("green-S1", SQUOPPED_, squops=["green-S2"]),
+                _wink("green-S2", SQUOPPED_),
+            ),
+            PairDoubt(("green-S1", "green-S2"), overlap_sure=True),
+            True,
+        ),
+    ],
+)
+def test_a_review_is_said_not_to_matter_when_no_ruling_changes_the_count(winks, doubt, moves):
+    assert pair_moves_count(_pair_board(*winks), doubt) is moves
