@@ -68,6 +68,13 @@ def parse_near(text: str | None) -> tuple[float, float] | None:
     return x, y
 
 
+def _overlapping(verdict: Verdict) -> bool | None:
+    """True for an overlap beyond the uncertainty, False for such a gap, None within it."""
+    if abs(verdict.overlap_mm) <= verdict.uncertainty_mm:
+        return None
+    return verdict.overlap_mm > 0
+
+
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     """The JSON form: the required fields first, then the evidence."""
     return {
@@ -77,7 +84,10 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         "pair": list(verdict.ids),
         "overlap_mm": round(verdict.overlap_mm, 3),
         "uncertainty_mm": round(verdict.uncertainty_mm, 3),
-        "too_close_to_call": verdict.squopped is None,
+        # Overlapping beyond doubt with the upper wink unseen is undecided
+        # (squopped null) but not too close to call: "overlapping" says so.
+        "too_close_to_call": verdict.squopped is None and _overlapping(verdict) is not True,
+        "overlapping": _overlapping(verdict),
         "summary": verdict.summary,
         "upper_raised": verdict.upper_raised,
         "plane_tilt_deg": round(verdict.plane_tilt_deg, 1),

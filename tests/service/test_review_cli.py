@@ -246,3 +246,35 @@ def test_an_heic_phone_photo_gets_the_verdict_of_the_same_photo_as_png(
     assert [w["colour"] for w in from_heic["winks"]] == [w["colour"] for w in from_png["winks"]]
     # The HEVC coding moves the rims by a fraction of a pixel at most.
     assert from_heic["overlap_mm"] == pytest.approx(from_png["overlap_mm"], abs=0.1)
+
+
+@pytest.mark.parametrize(
+    ("squopped", "overlap_mm", "too_close", "overlapping"),
+    [
+        (True, 1.2, False, True),  # a squop, beyond doubt
+        (False, -1.2, False, False),  # a gap, beyond doubt
+        (None, 0.2, True, None),  # within the uncertainty: too close to call
+        (None, 11.5, False, True),  # overlapping beyond doubt, the upper wink unseen
+    ],
+)
+def test_json_tells_too_close_to_call_from_an_overlap_whose_top_is_unseen(
+    squopped, overlap_mm, too_close, overlapping
+) -> None:
+    from service.commands.review import verdict_json
+    from vision.review import Verdict
+
+    verdict = Verdict(
+        ids=("W1", "W2"),
+        squopped=squopped,
+        upper="W2" if squopped else None,
+        lower="W1" if squopped else None,
+        overlap_mm=overlap_mm,
+        uncertainty_mm=0.9,
+        upper_raised=False,
+        plane_tilt_deg=10.0,
+        mm_per_px=0.1,
+        winks=(),
+    )
+    out = verdict_json(verdict)
+    assert out["too_close_to_call"] is too_close
+    assert out["overlapping"] is overlapping
