@@ -306,6 +306,8 @@ def pair_doubts(analysis: Any) -> tuple[PairDoubt, ...]:
         upper, lower = ids[call.upper], ids[call.lower]
         if not upper or not lower:
             continue  # a detection dropped by the rule 2.1.1 count
+        if any(analysis.board.wink(i).status in (_O, _P) for i in (upper, lower)):
+            continue  # an off or potted wink squops nothing (rules 13, 8.1), as the board says
         overlap_sure = call.separation_mm < 0 and abs(call.separation_mm) >= K_SIGMA * call.sigma_mm
         doubts.append(PairDoubt((upper, lower), overlap_sure))
     return tuple(doubts)
@@ -339,6 +341,7 @@ def _group_span(
     """
     doubted = {frozenset(d.ids) for d in group}
     winks = {i for d in group for i in d.ids}
+    vanishing = _may_stop_squopping(board)
     sure_on = {
         w.id: {
             u.id for u in board.winks if w.id in u.squops and frozenset((u.id, w.id)) not in doubted
@@ -356,16 +359,28 @@ def _group_span(
         for i in winks:
             wink = board.wink(i)
             now = value(wink, wink.status)
-            could = [value(wink, WinkStatus.SQUOPPED if on[i] else WinkStatus.FREE)]
-            # Its other doubts stand: a wink read free may be unplayed near a
-            # baseline, or squopped by a wink the camera missed.
-            could += [
-                value(wink, s) for s in _alternatives(wink, besides=Doubt.SQUOP) if s is not _F
-            ]
+            held = on[i] - vanishing
+            could = [value(wink, _S if on[i] else _F)]
+            if on[i] and not held:
+                # Only winks that may be off or potted lie on it: it may be free.
+                could.append(value(wink, _F))
+            if wink.uncertain:
+                # Its other doubts stand: a wink read free may be unplayed near a
+                # baseline, or squopped by a wink the camera missed.
+                could += [
+                    value(wink, s) for s in _alternatives(wink, besides=Doubt.SQUOP) if s is not _F
+                ]
             down[wink.colour] += min(could) - now
             up[wink.colour] += max(could) - now
         span = {c: (min(span[c][0], down[c]), max(span[c][1], up[c])) for c in Colour}
     return span
+
+
+def _may_stop_squopping(board: Board) -> set[str]:
+    """Winks that squop others but may be off or potted (rules 13, 8.1): then they squop none."""
+    return {
+        w.id for w in board.winks if w.squops and w.uncertain and {_O, _P} & set(_alternatives(w))
+    }
 
 
 def _unruled(doubts: Sequence[PairDoubt], rulings: Sequence[Ruling]) -> list[PairDoubt]:
@@ -388,7 +403,8 @@ def count_range(
     could be, together where they share winks: two winks of one colour that
     surely overlap leave one of them squopped whichever is on top, so that
     pair moves its colour's count not at all. Every other unsure wink is
-    allowed any status in :data:`_ALTERNATIVES`, and a wink not on the board
+    allowed the statuses its doubts allow (:func:`_alternatives`), a wink
+    squopped only by winks that may be off or potted may be free, and a wink not on the board
     at all (six of a colour minus those seen, when the pot looked empty) may
     be a free one that was missed. Winks and groups are bounded one by one,
     so the bounds can be wider than the truly possible range, never narrower.
@@ -403,13 +419,13 @@ def count_range(
     low, high = dict(base), dict(base)
     on_board = {w.id: w for w in board.winks}
     # Pairs read together: both winks on the board, in play, and unsure.
+    # (A wink ruled on for one pair is no longer flagged, but its other pairs
+    # are still in doubt.)
     readable = [
         d
         for d in doubts
         if all(
-            i in on_board
-            and on_board[i].uncertain
-            and on_board[i].status in (WinkStatus.FREE, WinkStatus.SQUOPPED)
+            i in on_board and on_board[i].status in (WinkStatus.FREE, WinkStatus.SQUOPPED)
             for i in d.ids
         )
     ]
@@ -421,13 +437,16 @@ def count_range(
             low[colour] += down
             high[colour] += up
         read_together.update(i for d in group for i in d.ids)
+    vanishing = _may_stop_squopping(board)
     for wink in board.winks:
-        if not wink.uncertain:
-            continue
         if wink.id in read_together:
             continue  # read with its pairs
+        statuses = list(_alternatives(wink)) if wink.uncertain else []
+        uppers = {u.id for u in board.winks if wink.id in u.squops}
+        if wink.status is _S and uppers and uppers <= vanishing and _F not in statuses:
+            statuses.append(_F)  # all that lies on it may be off or potted
         now = value(wink, wink.status)
-        options = [value(wink, s) - now for s in _alternatives(wink)]
+        options = [value(wink, s) - now for s in statuses]
         low[wink.colour] += min([0, *options])
         high[wink.colour] += max([0, *options])
     for colour in Colour:
@@ -637,9 +656,13 @@ def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> Cl
     """
     from service.commands.review import _hfov, review_any
 
-    image = load_photo(photo)
-    with naming_photo(photo):
-        verdict = review_any(image, hfov_deg=_hfov(photo, image))
+    try:
+        image = load_photo(photo)
+        with naming_photo(photo):
+            verdict = review_any(image, hfov_deg=_hfov(photo, image))
+    except ValueError as exc:
+        # One bad close-up must not cost the desk the whole count.
+        return CloseupRuling(photo, None, f"{photo}: not used: {exc}")
     seen = {w.id: w for w in verdict.winks}
     pair = [seen[i] for i in verdict.ids]
     pair_words = " and ".join(f"a {w.size} {w.colour or 'unknown-colour'} wink" for w in pair)
@@ -779,8 +802,33 @@ NO_COUNT_CHANGE = (
 def _with_count_relevance(
     reviews: Sequence[str], board: Board, doubts: Sequence[PairDoubt], ruleset: str
 ) -> list[str]:
-    """The review requests, those whose answer cannot change the count said so."""
-    idle = [set(d.ids) for d in doubts if not pair_moves_count(board, d, ruleset)]
+    """The review requests, those whose answer cannot change the count said so.
+
+    Only for a pair whose winks are in no other doubt: in no other doubted
+    pair, unsure of nothing else (their size aside), and with nothing on
+    them that may be off or potted.
+    """
+    pairs_of: dict[str, int] = {}
+    for d in doubts:
+        for i in d.ids:
+            pairs_of[i] = pairs_of.get(i, 0) + 1
+    vanishing = _may_stop_squopping(board)
+
+    def alone(i: str) -> bool:
+        wink = board.wink(i)
+        uppers = {u.id for u in board.winks if i in u.squops}
+        return (
+            pairs_of[i] == 1
+            and set(wink.doubts) <= {Doubt.SQUOP, Doubt.SIZE}
+            and bool(wink.doubts)
+            and not uppers & vanishing
+        )
+
+    idle = [
+        set(d.ids)
+        for d in doubts
+        if all(alone(i) for i in d.ids) and not pair_moves_count(board, d, ruleset)
+    ]
     return [
         text + NO_COUNT_CHANGE if set(_WINK_ID.findall(text)) in idle else text for text in reviews
     ]
