@@ -84,9 +84,11 @@ _GREY_CHANNEL_SPREAD = 3
 #: A 35 mm film frame's diagonal (36 x 24 mm), along which EXIF matches a
 #: photo's lens to a 35 mm camera's (its 35 mm-equivalent focal length).
 FILM_DIAGONAL_MM = math.hypot(36.0, 24.0)
-#: EXIF tags: the Exif sub-IFD, and the 35 mm-equivalent focal length in it.
+#: EXIF tags: the Exif sub-IFD, the 35 mm-equivalent focal length in it, and
+#: the size the camera wrote the picture at.
 _EXIF_IFD = 0x8769
 _FOCAL_LENGTH_IN_35MM_FILM = 0xA405
+_PIXEL_X_DIMENSION, _PIXEL_Y_DIMENSION = 0xA002, 0xA003
 #: 35 mm-equivalent focal lengths a phone or camera can have (mm): outside, the
 #: tag is taken as wrong (some apps write 0 or junk).
 _PLAUSIBLE_FOCAL_35MM = (8.0, 1200.0)
@@ -116,11 +118,30 @@ class PhotoLens:
         )
 
 
-#: Said when a close-up's lens is not in its EXIF.
-NO_LENS_NOTE = (
+@dataclass(frozen=True)
+class NoLens:
+    """Why a photo's lens is not known from it.
+
+    Parameters
+    ----------
+    reason : str
+    """
+
+    reason: str
+
+    @property
+    def note(self) -> str:
+        """What the verdict says of it."""
+        return (
+            f"{self.reason}, so a phone's main lens is assumed; for a photo taken zoomed in, "
+            "give the original file from the phone"
+        )
+
+
+#: The reason given when the EXIF holds no focal length.
+NO_FOCAL_LENGTH = (
     "the photo does not say which lens took it (no EXIF focal length: apps that send "
-    "photos often remove it), so a phone's main lens is assumed; for a photo taken "
-    "zoomed in, give the original file from the phone"
+    "photos often remove it)"
 )
 
 
@@ -143,20 +164,43 @@ def hfov_from_focal_35mm(focal_35mm: float, width_px: int, height_px: int) -> fl
     return math.degrees(2 * math.atan(half_width_mm / focal_35mm))
 
 
-def photo_lens(path: Path, width_px: int, height_px: int) -> PhotoLens | None:
-    """The lens a photo's EXIF tells, or None when it tells none (or nonsense).
+def photo_lens(path: Path, width_px: int, height_px: int) -> PhotoLens | NoLens:
+    """The lens a photo's EXIF tells, or why it tells none.
 
     ``width_px`` and ``height_px`` are the photo's size as read (upright).
-    EXIF is a help, never a requirement: a file whose EXIF cannot be read
-    gives None.
+    EXIF is a help, never a requirement: a file whose EXIF cannot be read, or
+    holds no plausible focal length, tells none. Nor does a photo cropped or
+    resized since it was taken (its size differs from the one its EXIF
+    gives): a crop narrows the view and keeps the focal length.
     """
-    focal = _exif_focal_35mm(path)
+    focal, taken_wh = _exif_lens(path)
     if focal is None or not _PLAUSIBLE_FOCAL_35MM[0] <= focal <= _PLAUSIBLE_FOCAL_35MM[1]:
-        return None
+        return NoLens(NO_FOCAL_LENGTH)
+    if taken_wh is not None and sorted(taken_wh) != sorted((width_px, height_px)):
+        return NoLens(
+            f"the photo is {width_px}x{height_px} px but its EXIF says it was taken at "
+            f"{taken_wh[0]}x{taken_wh[1]} (cropped or resized since), so its lens is not used"
+        )
     return PhotoLens(focal, hfov_from_focal_35mm(focal, width_px, height_px))
 
 
-def _exif_focal_35mm(path: Path) -> float | None:
+def _exif_lens(path: Path) -> tuple[float | None, tuple[int, int] | None]:
+    """The EXIF 35 mm-equivalent focal length, and the size the picture was written at."""
+    tags = _exif_tags(path)
+    focal = _number(tags.get(_FOCAL_LENGTH_IN_35MM_FILM))
+    x, y = _number(tags.get(_PIXEL_X_DIMENSION)), _number(tags.get(_PIXEL_Y_DIMENSION))
+    taken = (int(x), int(y)) if x and y else None
+    return focal, taken
+
+
+def _number(value: object) -> float | None:
+    try:
+        return float(value) if value is not None else None  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def _exif_tags(path: Path) -> dict[int, object]:
     from PIL import Image, UnidentifiedImageError
 
     try:
@@ -167,13 +211,9 @@ def _exif_focal_35mm(path: Path) -> float | None:
         pass  # HEIC photos then carry no lens for us; JPEG still does
     try:
         with Image.open(path) as photo:
-            value = photo.getexif().get_ifd(_EXIF_IFD).get(_FOCAL_LENGTH_IN_35MM_FILM)
+            return dict(photo.getexif().get_ifd(_EXIF_IFD))
     except (OSError, ValueError, SyntaxError, UnidentifiedImageError):
-        return None
-    try:
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+        return {}
 
 
 #: A calibration from the photo uncertain by more than this (one sigma over the

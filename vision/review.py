@@ -218,9 +218,9 @@ CRESCENT_SAME_MM = 2.0
 #: Phone fields of view tried besides the default for the unknown focal length, degrees.
 HFOV_RANGE_DEG = (74.0,)
 #: A lens told by the photo (its EXIF 35 mm-equivalent focal length) is still
-#: tried this much longer: that number is rounded to whole mm, and phones and
-#: readers differ on whether it is matched along the diagonal or the long side
-#: (4 % apart for a 4:3 photo).
+#: tried this much shorter (wider): that number is rounded to whole mm, and
+#: phones and readers differ on whether it is matched along the diagonal, as
+#: here, or along the long side, which gives a lens 4 % wider for a 4:3 photo.
 KNOWN_FOCAL_TOLERANCE = 0.05
 #: Winks whose outlines come this close in the photo may touch (px).
 ON_MAT_CLEAR_PX = 2.0
@@ -1593,7 +1593,7 @@ def review_photo(
 
     ``hfov_deg`` is the lens's horizontal field of view across the photo, in
     degrees, when the photo tells it (its EXIF focal length): the plane is
-    then fitted with it, and a lens :data:`KNOWN_FOCAL_TOLERANCE` longer stands
+    then fitted with it, and a lens :data:`KNOWN_FOCAL_TOLERANCE` shorter stands
     for its uncertainty. Without it a phone's usual lens is assumed
     (``DEFAULT_HFOV_DEG``) and a wider one (:data:`HFOV_RANGE_DEG`) tried.
 
@@ -1694,8 +1694,8 @@ def _review_read(
     if hfov_deg is None:
         other_lenses_deg: tuple[float, ...] = HFOV_RANGE_DEG
     else:
-        # The same picture through a lens that much longer: tan(hfov/2) shrinks by it.
-        half = math.atan(math.tan(math.radians(hfov_deg) / 2) / (1 + KNOWN_FOCAL_TOLERANCE))
+        # The same picture through a lens that much shorter: tan(hfov/2) grows by it.
+        half = math.atan(math.tan(math.radians(hfov_deg) / 2) * (1 + KNOWN_FOCAL_TOLERANCE))
         other_lenses_deg = (math.degrees(2 * half),)
     # Blur is told in the photo's own pixels, as everything else.
     photo_px_per_px = math.sqrt(photo_px_per_read_px[0] * photo_px_per_read_px[1])
@@ -1862,6 +1862,7 @@ def _review_read(
                     "soft": sigma_soft,
                 },
                 plane.tilt_deg,
+                lens_known=hfov_deg is not None,
             )
         )
     if other_pairs:
@@ -1959,7 +1960,9 @@ _PART_WORDS = {
 NEXT_PHOTO_PREFIX = "to call it, "
 
 
-def next_photo_advice(sigma_parts_mm: dict[str, float], tilt_deg: float) -> str:
+def next_photo_advice(
+    sigma_parts_mm: dict[str, float], tilt_deg: float, *, lens_known: bool = False
+) -> str:
     """What photo would most narrow a verdict's uncertainty, as a note for the umpire.
 
     Parameters
@@ -1968,8 +1971,12 @@ def next_photo_advice(sigma_parts_mm: dict[str, float], tilt_deg: float) -> str:
         The one-sigma parts by name (see :attr:`Verdict.sigma_parts_mm`), mm.
     tilt_deg : float
         How far the photo looks from straight down on the mat, degrees.
+    lens_known : bool
+        The photo told its lens: asking for the original file would not help,
+        so the next largest part is advised on.
     """
-    part = max(sigma_parts_mm, key=lambda k: sigma_parts_mm[k])
+    parts = {k: v for k, v in sigma_parts_mm.items() if not (lens_known and k == "fov")}
+    part = max(parts, key=lambda k: parts[k])
     if part not in _NEXT_PHOTO:
         # The model's own part: about what any one photo can tell; two views average it.
         return (

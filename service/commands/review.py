@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.outputs import check_output_path, write_image_atomic
-from service.photos import NO_LENS_NOTE, load_photo, naming_photo, photo_lens
+from service.photos import PhotoLens, load_photo, naming_photo, photo_lens
 from vision.review import Verdict, combine, review_photo
 
 
@@ -298,7 +298,7 @@ def pair_differs(first: Verdict, second: Verdict) -> str | None:
 
 def _hfov(path: Path, image: npt.NDArray[np.uint8]) -> float | None:
     lens = photo_lens(path, image.shape[1], image.shape[0])
-    return None if lens is None else lens.hfov_deg
+    return lens.hfov_deg if isinstance(lens, PhotoLens) else None
 
 
 def _with_lens_note(verdict: Verdict, path: Path, image: npt.NDArray[np.uint8]) -> Verdict:
@@ -306,7 +306,7 @@ def _with_lens_note(verdict: Verdict, path: Path, image: npt.NDArray[np.uint8]) 
     if verdict.plane_normal_camera is None:
         return verdict  # read through the mat's calibration, which fits its own lens
     lens = photo_lens(path, image.shape[1], image.shape[0])
-    return replace(verdict, notes=(*verdict.notes, NO_LENS_NOTE if lens is None else lens.note))
+    return replace(verdict, notes=(*verdict.notes, lens.note))
 
 
 def run(

@@ -10,7 +10,7 @@ import pillow_heif
 import pytest
 from PIL import Image
 
-from service.photos import FILM_DIAGONAL_MM, hfov_from_focal_35mm, photo_lens
+from service.photos import FILM_DIAGONAL_MM, NoLens, PhotoLens, hfov_from_focal_35mm, photo_lens
 
 #: EXIF's Exif sub-IFD and its FocalLengthIn35mmFilm tag.
 EXIF_IFD, FOCAL_35MM = 0x8769, 0xA405
@@ -57,7 +57,7 @@ def test_field_of_view_and_35mm_focal_length_round_trip():
 
 def test_a_jpeg_tells_its_lens(tmp_path: Path) -> None:
     lens = photo_lens(_jpeg(tmp_path / "IMG_0001.jpg", 26), 640, 480)
-    assert lens is not None
+    assert isinstance(lens, PhotoLens)
     assert lens.focal_35mm == 26.0
     assert lens.hfov_deg == pytest.approx(67.30, abs=0.01)
     assert "26 mm in 35 mm terms" in lens.note
@@ -68,7 +68,7 @@ def test_an_heic_photo_tells_its_lens(tmp_path: Path) -> None:
     heif = pillow_heif.from_pillow(Image.fromarray(np.full((480, 640, 3), 100, np.uint8)))
     heif.save(str(path), quality=90, exif=_exif(77).tobytes())
     lens = photo_lens(path, 640, 480)
-    assert lens is not None and lens.focal_35mm == 77.0
+    assert isinstance(lens, PhotoLens) and lens.focal_35mm == 77.0
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,9 @@ def test_an_heic_photo_tells_its_lens(tmp_path: Path) -> None:
     ],
 )
 def test_no_lens_is_told_without_a_plausible_focal_length(tmp_path: Path, focal_35mm) -> None:
-    assert photo_lens(_jpeg(tmp_path / "IMG_0003.jpg", focal_35mm), 640, 480) is None
+    lens = photo_lens(_jpeg(tmp_path / "IMG_0003.jpg", focal_35mm), 640, 480)
+    assert isinstance(lens, NoLens)
+    assert "does not say which lens took it" in lens.note
 
 
 def test_a_png_without_exif_and_a_file_that_is_no_image_tell_no_lens(tmp_path: Path) -> None:
@@ -88,5 +90,22 @@ def test_a_png_without_exif_and_a_file_that_is_no_image_tell_no_lens(tmp_path: P
     Image.new("RGB", (640, 480)).save(png)
     junk = tmp_path / "notes.jpg"
     junk.write_text("not a photo")
-    assert photo_lens(png, 640, 480) is None
-    assert photo_lens(junk, 640, 480) is None
+    assert isinstance(photo_lens(png, 640, 480), NoLens)
+    assert isinstance(photo_lens(junk, 640, 480), NoLens)
+
+
+def test_a_photo_cropped_since_it_was_taken_tells_no_lens(tmp_path: Path) -> None:
+    # The EXIF says 640x480 was taken; the file is a 320x240 crop of it: a narrower view.
+    exif = _exif(26)
+    exif.get_ifd(EXIF_IFD)[0xA002] = 640  # PixelXDimension
+    exif.get_ifd(EXIF_IFD)[0xA003] = 480  # PixelYDimension
+    cropped = tmp_path / "IMG_0004.jpg"
+    Image.new("RGB", (320, 240), (120, 140, 90)).save(cropped, exif=exif.tobytes())
+    lens = photo_lens(cropped, 320, 240)
+    assert isinstance(lens, NoLens)
+    assert "cropped or resized since" in lens.note
+    # As taken (the same size, or turned upright), the lens is told.
+    whole = tmp_path / "IMG_0005.jpg"
+    Image.new("RGB", (640, 480)).save(whole, exif=exif.tobytes())
+    assert isinstance(photo_lens(whole, 640, 480), PhotoLens)
+    assert isinstance(photo_lens(whole, 480, 640), PhotoLens)

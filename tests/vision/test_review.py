@@ -543,6 +543,12 @@ def test_a_close_call_says_what_photo_would_settle_it(largest, advice):
     assert advice in note
 
 
+def test_a_lens_the_photo_told_is_not_asked_for_again():
+    parts = {**_QUIET, "fov": 0.5, "support": 0.3}
+    assert "EXIF" in next_photo_advice(parts, tilt_deg=30.0)
+    assert "straight above" in next_photo_advice(parts, tilt_deg=30.0, lens_known=True)
+
+
 def test_a_too_close_verdict_carries_the_advice_and_a_second_photo_answers_it():
     too_close = review_photo(_pair(0.0, tilt_deg=20.0))
     assert too_close.squopped is None
