@@ -2013,6 +2013,11 @@ def combine(first: Verdict, second: Verdict) -> Verdict:
         unc = max(unc, spread / 2 + min(s1, s2) / 2)
         notes.append("the two photos disagree more than their uncertainties: widened")
     squopped = decide(mean, unc)
+    if squopped is None and abs(mean) <= unc:
+        notes.append(
+            f"{NEXT_PHOTO_PREFIX}add a photo from yet another side, or one from more nearly "
+            "straight above: these two together still leave it within their uncertainty"
+        )
     upper, lower = first.upper, first.lower
     if upper is None:
         upper, lower = second.upper, second.lower

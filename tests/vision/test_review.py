@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from closeup_camera import camera_over_origin, project, true_plane
 
-from vision.closeup import NoWinksFoundError, find_closeup_winks
+from vision.closeup import CloseupWink, NoWinksFoundError, find_closeup_winks, fit_ellipse_direct
 from vision.closeup_geometry import (
     MatPlane,
     PinholeIntrinsics,
@@ -428,6 +428,36 @@ def test_a_wink_leaning_on_another_is_round_once_its_rim_is_cut_at_its_heights()
     assert _round_resting_on_another(plane, blue, (blue,)) is None
 
 
+@pytest.mark.parametrize("tilt_deg", [0.0, 30.0, 45.0])
+def test_an_outline_across_two_winks_stays_out_of_round_whatever_it_may_rest_on(tilt_deg):
+    # Half a large wink's rim and half a small one's beside it, as one ellipse
+    # through a pair: lying or leaning on either of the two, it is no wink.
+    intr, rot, trans = _camera(tilt_deg, 200.0)
+    plane = true_plane(intr, rot, trans)
+
+    def seen(plan_mm):
+        return project(intr, rot, trans, np.column_stack([plan_mm, np.full(len(plan_mm), 0.8)]))
+
+    half = np.linspace(0, np.pi, 180)
+    whole = np.linspace(0, 2 * np.pi, 360)
+    large_rim = seen(np.column_stack([11 * np.cos(whole), 11 * np.sin(whole)]))
+    small_rim = seen(np.column_stack([18 + 8 * np.cos(whole), 8 * np.sin(whole)]))
+    across = np.vstack(
+        [
+            seen(np.column_stack([11 * np.cos(half + np.pi / 2), 11 * np.sin(half + np.pi / 2)])),
+            seen(
+                np.column_stack([18 + 8 * np.cos(half - np.pi / 2), 8 * np.sin(half - np.pi / 2)])
+            ),
+        ]
+    )
+
+    def wink(wink_id, rim, visible):
+        return CloseupWink(wink_id, None, fit_ellipse_direct(rim), rim, visible, 0.5)
+
+    found = (wink("W1", large_rim, 1.0), wink("W2", small_rim, 1.0), wink("W3", across, 0.7))
+    assert _round_resting_on_another(plane, found[2], found) is None
+
+
 def test_rectification_recovers_the_tilt_of_the_plane():
     image = _pair(-2.0, tilt_deg=30.0)
     winks = find_closeup_winks(image)
@@ -554,7 +584,13 @@ def test_a_too_close_verdict_carries_the_advice_and_a_second_photo_answers_it():
     assert too_close.squopped is None
     assert any(n.startswith("to call it, ") for n in too_close.notes)
     both = combine(too_close, review_photo(_pair(0.0, tilt_deg=30.0)))
-    assert not any(n.startswith("to call it, ") for n in both.notes)
+    advice = [n for n in both.notes if n.startswith("to call it, ")]
+    # The first photo's own advice is answered; still too close, the pair asks for a third.
+    assert both.squopped is None
+    assert advice == [
+        "to call it, add a photo from yet another side, or one from more nearly straight "
+        "above: these two together still leave it within their uncertainty"
+    ]
 
 
 def test_two_agreeing_photos_narrow_the_uncertainty():
