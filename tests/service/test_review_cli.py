@@ -15,7 +15,7 @@ from service.cli import app
 from service.commands.review import BadOptionError, parse_near, parse_pair
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "vision"))
-from test_review import BLUE, GREEN, OTHER_PAIRS_DISCS, RED, render  # noqa: E402
+from test_review import BLUE, GREEN, OTHER_PAIRS_DISCS, RED, _verdict, render  # noqa: E402
 
 runner = CliRunner()
 
@@ -261,20 +261,8 @@ def test_json_tells_too_close_to_call_from_an_overlap_whose_top_is_unseen(
     squopped, overlap_mm, too_close, overlapping
 ) -> None:
     from service.commands.review import verdict_json
-    from vision.review import Verdict
 
-    verdict = Verdict(
-        ids=("W1", "W2"),
-        squopped=squopped,
-        upper="W2" if squopped else None,
-        lower="W1" if squopped else None,
-        overlap_mm=overlap_mm,
-        uncertainty_mm=0.9,
-        upper_raised=False,
-        plane_tilt_deg=10.0,
-        mm_per_px=0.1,
-        winks=(),
-    )
+    verdict = _verdict(squopped, "W2" if squopped else None, overlap_mm)
     out = verdict_json(verdict)
     assert out["too_close_to_call"] is too_close
     assert out["overlapping"] is overlapping
