@@ -27,6 +27,8 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Soft photos: out of focus, and shaken (see "Session 25" under review).
     ("review.py", ("--blur=4",)),
     ("review.py", ("--shake=24",)),
+    # The lens as a phone's EXIF would tell it (see "Session 26" under review).
+    ("review.py", ("--exif",)),
     ("review_time.py", ()),
     ("count.py", ()),
     ("still_camera.py", ("--count", "8")),
