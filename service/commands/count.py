@@ -412,8 +412,14 @@ def count_range(
     rules = get_ruleset(ruleset)
     fmt = parse_format(game_format)
 
+    by_status: dict[tuple[str, WinkStatus], int] = {}
+
     def value(wink: Wink, status: WinkStatus) -> int:
-        return rules.tiddlies(Board(winks=(wink.with_status(status),)))[wink.colour]
+        # Asked thousands of times over a group's readings: each answer once.
+        key = (wink.id, status)
+        if key not in by_status:
+            by_status[key] = rules.tiddlies(Board(winks=(wink.with_status(status),)))[wink.colour]
+        return by_status[key]
 
     base = rules.tiddlies(board)
     low, high = dict(base), dict(base)
