@@ -24,7 +24,7 @@ from calibration import calibrate as calibrate_from_photo
 from calibration import camera_moved, implausible_camera
 from calibration.camera import CameraModel
 from calibration.result import CALIBRATION_FORMAT
-from rules.board import Colour, WinkStatus
+from rules.board import Colour, Wink, WinkStatus
 from service.outputs import check_output_path, write_image_atomic
 from service.photos import calibration_notes, load_photo, naming_photo
 from vision.annotate import annotate_frame
@@ -214,6 +214,18 @@ def analysis_json(analysis: FrameAnalysis) -> dict[str, Any]:
     return out
 
 
+def flags_text(wink: Wink) -> str:
+    """The table's flags for a wink: unsure, and why when vision says; inferred."""
+    flags = []
+    if wink.uncertain:
+        # Why is what the umpire should look at.
+        why = ", ".join(d.value for d in wink.doubts)
+        flags.append(f"UNCERTAIN ({why})" if why else "UNCERTAIN")
+    if getattr(wink, "inferred", False):
+        flags.append("inferred")
+    return " ".join(flags)
+
+
 def table_text(analysis: FrameAnalysis, *, width: int = 110) -> str:
     """A readable table of the board, then tiddlies, reviews and notes."""
     board = analysis.board
@@ -221,11 +233,6 @@ def table_text(analysis: FrameAnalysis, *, width: int = 110) -> str:
     for name in ("id", "status", "x mm", "y mm", "squops", "pile", "conf", "flags"):
         table.add_column(name, justify="right" if name in ("x mm", "y mm", "conf") else "left")
     for wk in board.winks:
-        flags = []
-        if wk.uncertain:
-            flags.append("UNCERTAIN")
-        if getattr(wk, "inferred", False):
-            flags.append("inferred")
         table.add_row(
             wk.id,
             wk.status.value,
@@ -234,7 +241,7 @@ def table_text(analysis: FrameAnalysis, *, width: int = 110) -> str:
             ", ".join(wk.squops),
             "" if wk.pile is None else str(wk.pile),
             "" if wk.confidence is None else f"{wk.confidence:.2f}",
-            " ".join(flags),
+            flags_text(wk),
         )
     console = Console(record=True, width=width, file=io.StringIO())
     console.print(table)

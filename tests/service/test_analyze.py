@@ -9,7 +9,7 @@ import cv2
 import pytest
 from typer.testing import CliRunner
 
-from rules.board import Board
+from rules.board import Board, Colour, Doubt, Wink, WinkSize, WinkStatus
 from service.cli import app
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_images"
@@ -103,3 +103,27 @@ def test_an_uncertain_calibration_from_the_photo_is_said_with_the_board(
     assert bool(said) is noted
     if noted:
         assert f"{sigma_mm:.1f} mm out" in said[0] and "--corners" in said[0]
+
+
+@pytest.mark.parametrize(
+    ("uncertain", "doubts", "inferred", "flags"),
+    [
+        (True, (Doubt.SQUOP, Doubt.EDGE), False, "UNCERTAIN (squop, edge)"),  # why, as vision says
+        (True, (), False, "UNCERTAIN"),  # a board that does not say why
+        (True, (Doubt.INFERRED,), True, "UNCERTAIN (inferred) inferred"),  # counted potted unseen
+        (False, (), False, ""),  # nothing to look at
+    ],
+)
+def test_the_table_says_why_a_wink_is_unsure(uncertain, doubts, inferred, flags) -> None:
+    from service.commands.analyze import flags_text
+
+    wink = Wink(
+        id="red-S1",
+        colour=Colour.RED,
+        size=WinkSize.SMALL,
+        status=WinkStatus.POTTED if inferred else WinkStatus.FREE,
+        uncertain=uncertain,
+        doubts=doubts,
+        inferred=inferred,
+    )
+    assert flags_text(wink) == flags
