@@ -333,22 +333,18 @@ def _group_span(
     board: Board,
     group: Sequence[PairDoubt],
     value: Callable[[Wink, WinkStatus], int],
+    vanishing: set[str],
 ) -> dict[Colour, tuple[int, int]]:
     """How far each colour's tiddlies move over every reading of a group of doubted pairs.
 
     Rule 8.2: a wink is squopped when any wink lies on it. The squops not in
-    doubt stay as the board has them.
+    doubt stay as the board has them. ``vanishing`` are the winks that may
+    squop nothing (:func:`_may_stop_squopping`).
     """
-    doubted = {frozenset(d.ids) for d in group}
     winks = {i for d in group for i in d.ids}
-    vanishing = _may_stop_squopping(board)
-    sure_on = {
-        w.id: {
-            u.id for u in board.winks if w.id in u.squops and frozenset((u.id, w.id)) not in doubted
-        }
-        for w in board.winks
-        if w.id in winks
-    }
+    # Its partners in doubted pairs are read, not taken from the board.
+    partners = {i: frozenset(j for d in group if i in d.ids for j in d.ids) for i in winks}
+    sure_on = {i: _uppers(board, i, besides=partners[i]) for i in winks}
     span = {c: (0, 0) for c in Colour}
     for reading in itertools.product(*(d.readings() for d in group)):
         on = {i: set(sure_on[i]) for i in winks}
@@ -374,6 +370,11 @@ def _group_span(
             up[wink.colour] += max(could) - now
         span = {c: (min(span[c][0], down[c]), max(span[c][1], up[c])) for c in Colour}
     return span
+
+
+def _uppers(board: Board, wink_id: str, besides: frozenset[str] = frozenset()) -> set[str]:
+    """The winks the board has lying on ``wink_id`` (rule 8.2), but those in ``besides``."""
+    return {u.id for u in board.winks if wink_id in u.squops and u.id not in besides}
 
 
 def _may_stop_squopping(board: Board) -> set[str]:
@@ -424,9 +425,9 @@ def count_range(
     base = rules.tiddlies(board)
     low, high = dict(base), dict(base)
     on_board = {w.id: w for w in board.winks}
-    # Pairs read together: both winks on the board, in play, and unsure.
-    # (A wink ruled on for one pair is no longer flagged, but its other pairs
-    # are still in doubt.)
+    # Pairs read together: both winks on the board and in play, flagged or not
+    # (a wink ruled on for one pair is no longer flagged, but its other pairs
+    # are still in doubt).
     readable = [
         d
         for d in doubts
@@ -435,20 +436,20 @@ def count_range(
             for i in d.ids
         )
     ]
+    vanishing = _may_stop_squopping(board)
     read_together: set[str] = set()
     for group in _pair_groups(readable):
         if len(group) > _MOST_PAIRS_READ_TOGETHER:
             continue
-        for colour, (down, up) in _group_span(board, group, value).items():
+        for colour, (down, up) in _group_span(board, group, value, vanishing).items():
             low[colour] += down
             high[colour] += up
         read_together.update(i for d in group for i in d.ids)
-    vanishing = _may_stop_squopping(board)
     for wink in board.winks:
         if wink.id in read_together:
             continue  # read with its pairs
         statuses = list(_alternatives(wink)) if wink.uncertain else []
-        uppers = {u.id for u in board.winks if wink.id in u.squops}
+        uppers = _uppers(board, wink.id)
         if wink.status is _S and uppers and uppers <= vanishing and _F not in statuses:
             statuses.append(_F)  # all that lies on it may be off or potted
         now = value(wink, wink.status)
@@ -647,8 +648,12 @@ class CloseupRuling:
     text: str
 
 
-def _kind(wink: Wink) -> tuple[str, str]:
-    return (wink.colour.value, wink.size.value)
+def _alike(seen: Any, wink: Wink) -> bool:
+    """Whether a close-up's wink (a ReviewedWink) could be the mat's: same size, and
+    the same colour unless the close-up could not tell it."""
+    return bool(
+        seen.size == wink.size.value and (seen.colour is None or seen.colour == wink.colour.value)
+    )
 
 
 def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> CloseupRuling:
@@ -675,13 +680,10 @@ def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> Cl
 
     def fits(doubt: PairDoubt) -> bool:
         mat = [board.wink(i) for i in doubt.ids]
-        for order in (mat, mat[::-1]):
-            if all(
-                w.size == m.size.value and (w.colour is None or w.colour == m.colour.value)
-                for w, m in zip(pair, order, strict=True)
-            ):
-                return True
-        return False
+        return any(
+            all(_alike(w, m) for w, m in zip(pair, order, strict=True))
+            for order in (mat, mat[::-1])
+        )
 
     matches = [d for d in doubts if fits(d)]
     if not matches:
@@ -706,13 +708,8 @@ def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> Cl
         return CloseupRuling(
             photo, parse_apart(f"{a},{b}"), f"{photo}: {a} and {b} do not squop ({verdict.summary})"
         )
-    upper_kind = next(w for w in pair if w.id == verdict.upper)
-    uppers = [
-        i
-        for i in doubt.ids
-        if board.wink(i).size.value == upper_kind.size
-        and (upper_kind.colour is None or board.wink(i).colour.value == upper_kind.colour)
-    ]
+    upper_seen = next(w for w in pair if w.id == verdict.upper)
+    uppers = [i for i in doubt.ids if _alike(upper_seen, board.wink(i))]
     if len(uppers) != 1:
         return CloseupRuling(
             photo,
@@ -783,10 +780,7 @@ def pair_moves_count(board: Board, doubt: PairDoubt, ruleset: str = "etwa-2012")
     rules = get_ruleset(ruleset)
     totals = set()
     for reading in doubt.readings():
-        on = {
-            i: {u.id for u in board.winks if i in u.squops and {u.id, i} != set(doubt.ids)}
-            for i in doubt.ids
-        }
+        on = {i: _uppers(board, i, besides=frozenset(doubt.ids)) for i in doubt.ids}
         if reading is not None:
             on[reading[1]].add(reading[0])
         winks = []
@@ -822,7 +816,7 @@ def _with_count_relevance(
 
     def alone(i: str) -> bool:
         wink = board.wink(i)
-        uppers = {u.id for u in board.winks if i in u.squops}
+        uppers = _uppers(board, i)
         return (
             pairs_of[i] == 1
             and set(wink.doubts) <= {Doubt.SQUOP, Doubt.SIZE}
