@@ -323,13 +323,20 @@ class Verdict:
     other_pairs: tuple[tuple[str, str, float], ...] = ()
 
     @property
+    def overlapping(self) -> bool | None:
+        """True for an overlap beyond the uncertainty, False for such a gap, None within it."""
+        if abs(self.overlap_mm) <= self.uncertainty_mm:
+            return None
+        return self.overlap_mm > 0
+
+    @property
     def summary(self) -> str:
         """One line for the players."""
         a, b = self.ids
         # A negative overlap is said as a gap: "overlap -0.75 mm" read as a squop.
         size = f"{abs(self.overlap_mm):.2f} mm +/- {self.uncertainty_mm:.2f} mm"
         measured = f"overlap {size}" if self.overlap_mm >= 0 else f"gap {size}"
-        if self.squopped is None and self.upper is None and self.overlap_mm > self.uncertainty_mm:
+        if self.squopped is None and self.upper is None and self.overlapping:
             # They overlap beyond doubt: one squops the other. Only which is unseen.
             return (
                 f"overlapping, but the photo does not show which is on top: {measured} "
@@ -1773,7 +1780,7 @@ def _review_read(
             notes_fov.append(f"the plane fit for a {hfov:.0f} degree lens was unstable")
             continue
         by_fov.append(setup.overlap_on(p2)[0])
-    # One step (a wider lens than the usual, or one a little longer than the photo
+    # One step (a wider lens than the usual, or one a little wider than the photo
     # tells): the change is taken as the spread.
     sigma_fov = float(np.ptp(by_fov)) if len(by_fov) > 1 else 0.0
     notes = [why, *notes_fov]
@@ -1832,11 +1839,20 @@ def _review_read(
         + sigma_soft**2
     )
     uncertainty = COVERAGE_SIGMA * sigma
+    sigma_parts = (
+        ("fit", sigma_fit),
+        ("fov", sigma_fov),
+        ("support", sigma_support),
+        ("size", sigma_size),
+        ("model", sigma_model),
+        ("faint", sigma_faint),
+        ("shape", sigma_shape),
+        ("plane", sigma_plane),
+        ("soft", sigma_soft),
+    )
     notes.append(
-        f"one-sigma parts (mm): rim fits {sigma_fit:.2f}, focal length {sigma_fov:.2f}, "
-        f"how the winks rest {sigma_support:.2f}, wink size {sigma_size:.2f}, "
-        f"model {sigma_model:.2f}, faint outline {sigma_faint:.2f}, "
-        f"out of round {sigma_shape:.2f}, mat plane {sigma_plane:.2f}, soft photo {sigma_soft:.2f}"
+        "one-sigma parts (mm): "
+        + ", ".join(f"{_PART_WORDS[name]} {part:.2f}" for name, part in sigma_parts)
     )
     squopped = decide(overlap, uncertainty)
     upper = lower = None
@@ -1849,21 +1865,7 @@ def _review_read(
     if squopped is None and abs(overlap) <= uncertainty:
         # (An overlap beyond doubt with its top unseen wants a photo from the side.)
         notes.append(
-            next_photo_advice(
-                {
-                    "fit": sigma_fit,
-                    "fov": sigma_fov,
-                    "support": sigma_support,
-                    "size": sigma_size,
-                    "model": sigma_model,
-                    "faint": sigma_faint,
-                    "shape": sigma_shape,
-                    "plane": sigma_plane,
-                    "soft": sigma_soft,
-                },
-                plane.tilt_deg,
-                lens_known=hfov_deg is not None,
-            )
+            next_photo_advice(dict(sigma_parts), plane.tilt_deg, lens_known=hfov_deg is not None)
         )
     if other_pairs:
         listed = ", ".join(
@@ -1910,17 +1912,7 @@ def _review_read(
         winks=reviewed,
         notes=tuple(notes),
         other_pairs=other_pairs,
-        sigma_parts_mm=(
-            ("fit", sigma_fit),
-            ("fov", sigma_fov),
-            ("support", sigma_support),
-            ("size", sigma_size),
-            ("model", sigma_model),
-            ("faint", sigma_faint),
-            ("shape", sigma_shape),
-            ("plane", sigma_plane),
-            ("soft", sigma_soft),
-        ),
+        sigma_parts_mm=sigma_parts,
         plane_normal_camera=(
             float(plane.normal[0]),
             float(plane.normal[1]),
@@ -1946,11 +1938,13 @@ _NEXT_PHOTO = {
     "plane": "photograph it with more winks in view round the pair, or from more nearly above",
     "soft": "photograph it again, the phone held still and in focus",
 }
+#: The one-sigma parts' names as the notes say them.
 _PART_WORDS = {
     "fit": "rim fits",
     "fov": "focal length",
     "support": "how the winks rest",
     "size": "wink size",
+    "model": "model",
     "faint": "faint outline",
     "shape": "out of round",
     "plane": "mat plane",

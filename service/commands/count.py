@@ -665,12 +665,12 @@ def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> Cl
     and says so; so does a verdict too close to call, or a squop between two
     winks of the same colour and size, whose upper wink cannot be told apart.
     """
-    from service.commands.review import _hfov, review_any
+    from service.commands.review import hfov_of, lens_of, review_any
 
     try:
         image = load_photo(photo)
         with naming_photo(photo):
-            verdict = review_any(image, hfov_deg=_hfov(photo, image))
+            verdict = review_any(image, hfov_deg=hfov_of(lens_of(photo, image)))
     except ValueError as exc:
         # One bad close-up must not cost the desk the whole count.
         return CloseupRuling(photo, None, f"{photo}: not used: {exc}")

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.outputs import check_output_path, write_image_atomic
-from service.photos import PhotoLens, load_photo, naming_photo, photo_lens
+from service.photos import NoLens, PhotoLens, load_photo, naming_photo, photo_lens
 from vision.review import Verdict, combine, review_photo
 
 
@@ -68,13 +68,6 @@ def parse_near(text: str | None) -> tuple[float, float] | None:
     return x, y
 
 
-def _overlapping(verdict: Verdict) -> bool | None:
-    """True for an overlap beyond the uncertainty, False for such a gap, None within it."""
-    if abs(verdict.overlap_mm) <= verdict.uncertainty_mm:
-        return None
-    return verdict.overlap_mm > 0
-
-
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     """The JSON form: the required fields first, then the evidence."""
     return {
@@ -86,8 +79,8 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         "uncertainty_mm": round(verdict.uncertainty_mm, 3),
         # Overlapping beyond doubt with the upper wink unseen is undecided
         # (squopped null) but not too close to call: "overlapping" says so.
-        "too_close_to_call": verdict.squopped is None and _overlapping(verdict) is not True,
-        "overlapping": _overlapping(verdict),
+        "too_close_to_call": verdict.squopped is None and verdict.overlapping is not True,
+        "overlapping": verdict.overlapping,
         "summary": verdict.summary,
         "upper_raised": verdict.upper_raised,
         "plane_tilt_deg": round(verdict.plane_tilt_deg, 1),
@@ -296,16 +289,20 @@ def pair_differs(first: Verdict, second: Verdict) -> str | None:
     return f"it shows {words(b)}, the first photo {words(a)}"
 
 
-def _hfov(path: Path, image: npt.NDArray[np.uint8]) -> float | None:
-    lens = photo_lens(path, image.shape[1], image.shape[0])
+def lens_of(path: Path, image: npt.NDArray[np.uint8]) -> PhotoLens | NoLens:
+    """The lens the photo at ``path`` tells, read as ``image`` (upright)."""
+    return photo_lens(path, image.shape[1], image.shape[0])
+
+
+def hfov_of(lens: PhotoLens | NoLens) -> float | None:
+    """The field of view to review through: the lens told, or None (unknown)."""
     return lens.hfov_deg if isinstance(lens, PhotoLens) else None
 
 
-def _with_lens_note(verdict: Verdict, path: Path, image: npt.NDArray[np.uint8]) -> Verdict:
+def _with_lens_note(verdict: Verdict, lens: PhotoLens | NoLens) -> Verdict:
     """The verdict with what the photo told of its lens, when a close-up's plane used it."""
     if verdict.plane_normal_camera is None:
         return verdict  # read through the mat's calibration, which fits its own lens
-    lens = photo_lens(path, image.shape[1], image.shape[0])
     return replace(verdict, notes=(*verdict.notes, lens.note))
 
 
@@ -343,15 +340,14 @@ def run(
             )
     image2 = load_photo(second) if second is not None else None
     with naming_photo(photo):
+        lens = lens_of(photo, image)
         verdict = _with_lens_note(
-            review_any(image, pair=pair_ids, near_xy_px=near_xy, hfov_deg=_hfov(photo, image)),
-            photo,
-            image,
+            review_any(image, pair=pair_ids, near_xy_px=near_xy, hfov_deg=hfov_of(lens)), lens
         )
     if second is not None and image2 is not None:
         # The second photo's labels differ; its disputed pair is the one nearest its centre.
         with naming_photo(second):
-            other = review_any(image2, hfov_deg=_hfov(second, image2))
+            other = review_any(image2, hfov_deg=hfov_of(lens_of(second, image2)))
         differs = pair_differs(verdict, other)
         if differs is None:
             verdict = combine(verdict, other)
