@@ -52,6 +52,7 @@ from vision.status import (
     hidden_behind_pot_fraction,
     infer_potted,
     pot_colours_seen,
+    pot_hidden_fraction,
     pot_reading,
     read_unplayed,
     stands_in_pot_foot,
@@ -519,29 +520,34 @@ def assemble_board(
     ids = _assign_ids(
         list(dets.colour), list(sizes), mat_xy, [_STATUS_RANK[s] for s in status], previous
     )
-    # A wink of a colour with winks unaccounted for, part of whose rim is
-    # hidden with no wink found over or beside it, may have one of the
-    # missing winks on top: the detector can take a wink lying on another of
-    # its colour for part of that one. Its "free" is then unsure.
+    # A free wink part of whose rim is hidden with no wink found over or
+    # beside it may have a wink not seen on top: the detector can take a wink
+    # lying on another of its colour for part of that one, and can miss a wink
+    # of a colour close to the felt's (a green wink on green felt) lying on a
+    # wink of another colour. Its "free" is then unsure while any colour has
+    # winks unaccounted for (its own named first). The pot, beside it or
+    # between it and the camera, explains a hidden rim as a wink does.
     # The winks of each colour seen (and given an id), by index.
     seen_of = {c: [i for i in range(n) if dets.colour[i] is c and ids[i]] for c in Colour}
+    unseen_of = {c: WINKS_PER_COLOUR - len(seen_of[c]) for c in Colour}
     rim_seen = np.asarray(dets.rim_visible_fraction, float)
     for i in range(n):
-        unseen = WINKS_PER_COLOUR - len(seen_of[dets.colour[i]])
-        if status[i] is not WinkStatus.FREE or unseen <= 0:
+        if status[i] is not WinkStatus.FREE or not any(k > 0 for k in unseen_of.values()):
             continue
         if rim_seen[i] >= UNEXPLAINED_RIM_SEEN:
             continue
         reach = radius + radius[i] + 1.0
         neighbours = np.hypot(*(mat_xy - mat_xy[i]).T) < reach
         neighbours[i] = False
-        if neighbours.any():
+        if neighbours.any() or _pot_beside(camera, mat_xy[i], radius[i], pot_centre_mm):
             continue
+        own = dets.colour[i]
+        short = [c for c in (own, *(c for c in Colour if c is not own)) if unseen_of[c] > 0]
+        missing = " and ".join(f"{unseen_of[c]} {c.value}" for c in short)
         uncertain[i] = True
         reasons[i].append(
             f"{100 * (1 - rim_seen[i]):.0f}% of its rim is hidden with no wink found there, and "
-            f"{unseen} {dets.colour[i].value} wink(s) were "
-            "not seen: one may lie on it (squopping it)"
+            f"{missing} wink(s) were not seen: one may lie on it (squopping it)"
         )
         doubts[i].add(Doubt.HIDDEN)
     for c in dropped_off:
@@ -737,6 +743,23 @@ def assemble_board(
         reviews=tuple(reviews),
     )
 
+
+
+def _pot_beside(
+    camera: CameraModel,
+    wink_mat_xy_mm: npt.ArrayLike,
+    radius_mm: float,
+    pot_centre_mm: Sequence[float],
+) -> bool:
+    """Whether the pot may hide part of a wink's rim: its rim over it in plan, or in the view.
+
+    The pot's rim overhangs its foot (rule 2.4), so from above it covers the
+    edge of a wink touching the foot; from the side its body can hide more.
+    """
+    offset = np.asarray(wink_mat_xy_mm, float) - np.asarray(pot_centre_mm, float)
+    if float(np.hypot(*offset)) < POT_TOP_DIAMETER_MM / 2 + radius_mm + 1.0:
+        return True
+    return pot_hidden_fraction(camera, wink_mat_xy_mm, radius_mm, pot_centre_mm) > 0.0
 
 #: A colour short of winks whose colour shows over at least this area beside
 #: one wink of another colour (see :func:`vision.status.colour_beside_winks_mm2`)

@@ -328,31 +328,57 @@ def test_a_played_wink_behind_another_colours_baseline_stays_free() -> None:
     assert got.note == ""
 
 
+def _winks_of(colour: Colour, count: int, y_mm: float) -> list[SceneWink]:
+    """``count`` winks of a colour in a row 100 mm apart, the two large first."""
+    return [
+        SceneWink(colour, WinkSize.LARGE if k < 2 else WinkSize.SMALL, -300.0 + 100 * k, y_mm)
+        for k in range(count)
+    ]
+
+
 @pytest.mark.parametrize(
-    ("rim_seen", "red_on_mat", "unsure"),
+    ("rim_seen", "red_on_mat", "others_on_mat", "unsure"),
     [
-        (0.6, 1, True),  # rim partly hidden, nothing found there, five red unseen
-        (1.0, 1, False),  # whole rim in view
-        (0.6, 6, False),  # every red wink seen: none can be on it
+        (0.6, 1, True, True),  # rim partly hidden, nothing found there, five red unseen
+        (1.0, 1, True, False),  # whole rim in view
+        (0.6, 6, True, False),  # every wink of every colour seen: none can be on it
+        # Every red seen, but no wink of the other colours: a wink of another
+        # colour (a green one on green felt) may lie on it unseen.
+        (0.6, 6, False, True),
     ],
 )
 def test_a_free_wink_with_its_rim_partly_hidden_by_nothing_found_is_unsure_while_winks_are_missing(
-    rim_seen: float, red_on_mat: int, unsure: bool
+    rim_seen: float, red_on_mat: int, others_on_mat: bool, unsure: bool
 ) -> None:
     camera = overhead_camera()
-    red = [
-        SceneWink(Colour.RED, WinkSize.LARGE if k < 2 else WinkSize.SMALL, -300.0 + 100 * k, 150.0)
-        for k in range(red_on_mat)
+    red = _winks_of(Colour.RED, red_on_mat, 150.0)
+    others = [
+        w
+        for k, colour in enumerate((Colour.BLUE, Colour.GREEN, Colour.YELLOW))
+        for w in _winks_of(colour, 6, -150.0 - 80.0 * k)
+        if others_on_mat
     ]
-    detections = detections_for(camera, red)
-    seen = np.ones(len(red))
+    detections = detections_for(camera, red + others)
+    seen = np.ones(len(red + others))
     seen[0] = rim_seen
     detections = replace(detections, rim_visible_fraction=seen)
-    board = analyze_frame(render(camera, red), camera, detections=detections).board
+    board = analyze_frame(render(camera, red + others), camera, detections=detections).board
     first = next(w for w in board.of_colour(Colour.RED) if w.x_mm == pytest.approx(-300, abs=2))
     assert first.status is WinkStatus.FREE
     assert first.uncertain is unsure
     assert any("one may lie on it" in r for r in first.review) is unsure
+
+
+def test_a_free_wink_whose_rim_the_pot_may_hide_is_not_unsure_for_that() -> None:
+    # A red wink against the pot's foot (at the mat's centre) has its rim
+    # under the pot's overhanging rim: the pot, not a wink unseen, hides it.
+    camera = overhead_camera()
+    red = [SceneWink(Colour.RED, WinkSize.SMALL, 19.0 + 8.0 + 0.5, 0.0)]
+    detections = replace(detections_for(camera, red), rim_visible_fraction=np.array([0.6]))
+    board = analyze_frame(render(camera, red), camera, detections=detections).board
+    (wink,) = [w for w in board.of_colour(Colour.RED) if not w.inferred]
+    assert wink.status is WinkStatus.FREE
+    assert not any("one may lie on it" in r for r in wink.review)
 
 
 @pytest.mark.parametrize(
