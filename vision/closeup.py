@@ -1011,6 +1011,8 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     half a wink and drew a halo round the winks.
     """
     k = basis.shape[1]
+    if k == 3 and _shadow_made_of_winks(basis):
+        return _unmix_degenerate(delta, basis)
     if k <= 3:
         mix = np.linalg.pinv(basis).astype(np.float32)  # (k, 3)
         # As (k, n), each colour's shares one contiguous row (as below): the
@@ -1056,6 +1058,69 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
         for i, c in enumerate(cols[drop]):
             np.copyto(out[c], subs[drop * m + i], where=here)
     return out.T
+
+
+#: A basis whose condition number is above this has a colour all but made of
+#: the others. Over 42 close-ups the bases' conditions were 1-40 or 50-4600
+#: (docs/benchmarks.md, "Session 27").
+UNMIX_MAX_CONDITION = 50.0
+#: Weight of a sub-mix's residual (over the basis colours' median length)
+#: against its total share: a residual of one colour's length costs as much as
+#: ten of that colour.
+_RESIDUAL_WEIGHT = 10.0
+
+
+def _shadow_made_of_winks(basis: FloatArray) -> bool:
+    """Whether two wink colours of opposite hue add up to the shadow.
+
+    Two complementary colours, differences from the felt pointing apart, can
+    sum to a darkening of the felt: on blue-grey felt a blue wink differs
+    from it as a shadow less some yellow does (condition 530 in
+    `closeup_07016`), and the exact mix read a yellow wink's pixels as 1.6
+    blue plus 1.7 yellow, which traced blue ellipses inside it. Over 42
+    close-ups the two wink colours of the bases above
+    :data:`UNMIX_MAX_CONDITION` were 125-158 degrees apart or 1-58 (one
+    wink's pixels split in two hue classes, or a wink colour alike the
+    shadow, such as a dark grey wink): those are left to the exact mix, which
+    the review was measured on (docs/benchmarks.md, "Session 27").
+    """
+    first, second = basis[:, 0], basis[:, 1]
+    cosine = float(first @ second) / float(np.linalg.norm(first) * np.linalg.norm(second))
+    return bool(
+        cosine < 0.0
+        and np.linalg.cond(basis) > UNMIX_MAX_CONDITION
+        and all(np.linalg.cond(basis[:, [c, 2]]) <= UNMIX_MAX_CONDITION for c in (0, 1))
+    )
+
+
+def _unmix_degenerate(delta: FloatArray, basis: FloatArray) -> FloatArray:
+    """:func:`_unmix` for two wink colours and a shadow made of them.
+
+    The exact mix then turns pixel noise into large shares of opposite sign.
+    Each pixel takes, of the exact mix and the least-squares mixes of all
+    colours but one, the one with the least total share, no clearly negative
+    share, and little left unexplained (:data:`_RESIDUAL_WEIGHT`): the
+    simplest mix that explains it, as for four colours.
+    """
+    k = basis.shape[1]
+    scale = float(np.median(np.linalg.norm(basis, axis=0)))
+    subsets = [list(range(k)), *([c for c in range(k) if c != drop] for drop in range(k))]
+    least = np.full(len(delta), np.inf, dtype=np.float32)
+    out = np.zeros((len(delta), k), dtype=np.float32)
+    for cols in subsets:
+        sub = basis[:, cols]
+        shares = delta @ np.linalg.pinv(sub).astype(np.float32).T  # (n, len(cols))
+        residual = np.linalg.norm(delta - shares @ sub.T, axis=1) / scale
+        cost = (
+            np.abs(shares).sum(axis=1)
+            + 10.0 * np.maximum(-shares - 0.1, 0.0).sum(axis=1)
+            + _RESIDUAL_WEIGHT * residual
+        )
+        better = cost < least
+        least = np.where(better, cost, least)
+        out[better] = 0.0
+        out[np.ix_(better, cols)] = shares[better]
+    return out
 
 
 def _winks_in_blob(

@@ -8,6 +8,7 @@ import pytest
 from skimage import measure
 
 from vision.closeup import (
+    UNMIX_MAX_CONDITION,
     ImageEllipse,
     _find_contours,
     _fit_ellipses_direct,
@@ -106,6 +107,42 @@ def test_unmix_of_few_colours_is_each_pixel_times_the_pseudo_inverse(k):
     rng = np.random.default_rng(5)
     basis = rng.normal(0.0, 60.0, (3, k)).astype(np.float32)
     delta = rng.normal(0.0, 40.0, (100_003, 3)).astype(np.float32)
+    mix = np.linalg.pinv(basis).astype(np.float32)
+    assert np.array_equal(_unmix(delta, basis), delta @ mix.T)
+
+
+#: Differences from blue-grey felt (BGR): a blue wink, a yellow wink, a
+#: shadow; the blue is all but the shadow less some yellow (condition 530).
+BLUE_YELLOW_SHADOW = np.array(
+    [[0.0, -83.0, -100.0], [-155.0, 45.0, 110.0], [-177.0, -152.0, -117.0]]
+)
+
+
+@pytest.mark.parametrize(
+    ("pixel", "shares"),
+    [
+        (BLUE_YELLOW_SHADOW[1], [0.0, 1.0, 0.0]),  # a yellow wink: not blue as well
+        (BLUE_YELLOW_SHADOW[1] + [6.0, -4.0, 3.0], [0.0, 1.0, 0.0]),  # the same, with noise
+        (BLUE_YELLOW_SHADOW[0], [1.0, 0.0, 0.0]),  # a blue wink
+        (0.5 * BLUE_YELLOW_SHADOW[0], [0.5, 0.0, 0.0]),  # a blue wink's edge on the felt
+        (0.3 * BLUE_YELLOW_SHADOW[2], [0.0, 0.0, 0.3]),  # a shadow on the felt
+    ],
+)
+def test_unmix_of_two_colours_that_add_up_to_a_shadow_gives_the_simplest_mix(pixel, shares):
+    basis = BLUE_YELLOW_SHADOW.T.astype(np.float32)
+    assert np.linalg.cond(basis) > UNMIX_MAX_CONDITION
+    got = _unmix(np.asarray([pixel], np.float32), basis)[0]
+    np.testing.assert_allclose(got, shares, atol=0.05)
+
+
+def test_unmix_of_two_alike_colours_and_a_shadow_stays_the_exact_mix():
+    # One wink's pixels split in two hue classes (the generator's
+    # `closeup_07013`): ill-conditioned too, but not two colours that make a
+    # shadow, so the exact mix the review was measured on is kept.
+    basis = np.array([[-30.0, -14.0, 21.0], [-27.0, -10.0, 27.0], [-62.0, -64.0, -64.0]]).T
+    basis = basis.astype(np.float32)
+    assert np.linalg.cond(basis) > UNMIX_MAX_CONDITION
+    delta = np.random.default_rng(6).normal(0.0, 30.0, (50, 3)).astype(np.float32)
     mix = np.linalg.pinv(basis).astype(np.float32)
     assert np.array_equal(_unmix(delta, basis), delta @ mix.T)
 

@@ -149,6 +149,26 @@ def test_finds_a_wink_of_the_felts_own_colour():
     assert colours == ["blue", "green"]
 
 
+#: Blue-grey felt, and a blue and a yellow wink on it whose differences from
+#: it add up to a shadow's (the generator's `closeup_07016`).
+BLUE_GREY_FELT = (177, 152, 117)
+BLUE_ON_BLUE_GREY = (177, 69, 17)
+YELLOW_ON_BLUE_GREY = (22, 197, 227)
+
+
+@pytest.mark.parametrize("tilt_deg", [0.0, 25.0])
+def test_a_blue_and_a_yellow_wink_on_blue_grey_felt_are_each_found_once(tilt_deg):
+    # Before, the yellow wink's pixels unmixed as blue and yellow at once, and
+    # blue ellipses were traced inside it.
+    image = render(
+        [(0.0, 0.0, 0.0, 16.0, BLUE_ON_BLUE_GREY), (-9.0, -17.0, 0.0, 22.0, YELLOW_ON_BLUE_GREY)],
+        tilt_deg=tilt_deg,
+        felt_bgr=BLUE_GREY_FELT,
+    )
+    colours = sorted(w.colour.value for w in find_closeup_winks(image))
+    assert colours == ["blue", "yellow"]
+
+
 def test_a_faint_wink_widens_the_uncertainty():
     on_grey = review_photo(render([(0.0, 0.0, 0.0, 22.0, BLUE), (20.0, 0.0, 0.0, 16.0, GREEN)]))
     on_green = review_photo(
