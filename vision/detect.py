@@ -3425,10 +3425,13 @@ def _assemble(
     # show with their centres this close, as the upper hides the lower.
     # Seen from the side, one wink's outline is its top face and its foot,
     # apart by its thickness times the tangent of the view: two fits of one
-    # wink can lie that much farther apart.
+    # wink can lie that much farther apart. So can two fits of a wink at the
+    # mat's edge, one taken on the mat and one on the table a mat's
+    # thickness lower (sample oblique_00101: 5.5 mm apart, counted twice).
     cam = camera.position_mm
     slope = np.hypot(*(circles.centre_mm - cam[:2]).T) / np.maximum(cam[2] - plane_z, 1.0)
-    side_mm = WINK_THICKNESS_MM * np.maximum(slope[:, None], slope[None, :])
+    steepest = np.maximum(slope[:, None], slope[None, :])
+    side_mm = (WINK_THICKNESS_MM + np.abs(plane_z[:, None] - plane_z[None, :])) * steepest
     same_colour = colour_index[:, None] == colour_index[None, :]
     same_wink = _length_xy(
         circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :]
