@@ -1123,6 +1123,130 @@ def _unmix_degenerate(delta: FloatArray, basis: FloatArray) -> FloatArray:
     return out
 
 
+#: At most this many winks are recovered from one colour's unexplained outline.
+_MAX_RECOVERED = 3
+
+
+def _centre_with_shape(template: ImageEllipse, pts: FloatArray, start_xy: FloatArray) -> FloatArray:
+    """The centre that puts ``pts`` on an ellipse of ``template``'s axes and angle.
+
+    Iteratively reweighted least squares on the points' distances from the
+    rim (moving the centre by d changes a distance by minus the outward
+    normal dotted with d), points off by more than two pixels down-weighted.
+    """
+    centre = np.asarray(start_xy, dtype=np.float64)
+    for _ in range(30):
+        e = ImageEllipse(
+            (float(centre[0]), float(centre[1])), template.semi_axes_px, template.angle_rad
+        )
+        d = e.distance_px(pts)
+        n = e.outward_normals(pts)
+        w = 1.0 / np.maximum(1.0, np.abs(d) / 2.0)
+        a = (n * w[:, None]).T @ n
+        if abs(float(np.linalg.det(a))) < 1e-9:
+            break
+        step = np.linalg.solve(a, (n * (w * d)[:, None]).sum(axis=0))
+        centre = centre + step
+        if float(np.hypot(*step)) < 0.05:
+            break
+    return centre
+
+
+def _unexplained_outline_winks(
+    colour: Colour,
+    rim: FloatArray,
+    is_wink: Callable[[ImageEllipse, FloatArray], bool],
+    found: list[CloseupWink],
+    dist: FloatArray,
+) -> list[CloseupWink]:
+    """Winks of ``colour`` whose outline the winks found leave unexplained.
+
+    In a chain of winks of one colour (a pile), the middle wink's rim shows
+    only as two short arcs against the felt: too little of one arc for an
+    ellipse of its own, and no colour edge where it lies on or under its
+    neighbours (fresh close-up 7707 read a chain of three as two). The blob's
+    outline there is explained by none of the winks found, and a wink of the
+    same colour near it gives the ellipse's shape (at the same place in the
+    photo, of the same size): only the centre is fitted, from both arcs at
+    once. It must explain as much rim as RANSAC asks of a wink (40 points,
+    35 % of the way round) and pass the same test of a wink's middle.
+
+    Parameters
+    ----------
+    colour : Colour
+    rim : (n, 2) ndarray
+        The colour's outline points (its share's half-way line), blob pixels.
+    is_wink : callable
+        The blob's test of an ellipse's middle, for this colour.
+    found : list of CloseupWink
+        The winks found in the blob so far, blob pixels.
+    dist : (h, w) ndarray
+        Colour distance from the felt, for the rim's true edge.
+    """
+    recovered: list[CloseupWink] = []
+    for _ in range(_MAX_RECOVERED):
+        winks = found + recovered
+        templates = [w for w in winks if w.colour is colour]
+        if not templates:
+            break
+        explained = np.zeros(len(rim), dtype=bool)
+        for w in winks:
+            explained |= np.abs(w.ellipse.distance_px(rim)) < 2 * _INLIER_PX
+        left = rim[~explained]
+        if len(left) < 40:
+            break
+        best: tuple[int, ImageEllipse, npt.NDArray[np.bool_]] | None = None
+        for template in templates:
+            a, b = template.ellipse.semi_axes_px
+            # A wink of the chain lies within two diameters of its neighbour.
+            near = np.hypot(*(left - np.asarray(template.ellipse.centre_xy_px)).T) < 4 * a
+            if near.sum() < 40:
+                continue
+            # Enough points to place a centre; all of them are counted below.
+            local = left[near][:: max(1, int(near.sum()) // 300)]
+            middle = local.mean(axis=0)
+            starts = [middle] + [
+                middle + 0.6 * b * np.array([math.cos(t), math.sin(t)])
+                for t in np.linspace(0.0, 2 * math.pi, 4, endpoint=False)
+            ]
+            for start in starts:
+                c = _centre_with_shape(template.ellipse, local, start)
+                e = ImageEllipse(
+                    (float(c[0]), float(c[1])),
+                    template.ellipse.semi_axes_px,
+                    template.ellipse.angle_rad,
+                )
+                inl = np.abs(e.distance_px(left)) < _INLIER_PX
+                if best is None or int(inl.sum()) > best[0]:
+                    best = (int(inl.sum()), e, inl)
+        if best is None:
+            break
+        n_in, model, inl = best
+        pts = left[inl]
+        if (
+            n_in < 40
+            or _angular_coverage(model, pts) < 0.35
+            or any(_same_wink(model, w.ellipse) for w in winks)
+            or not is_wink(model, pts)
+        ):
+            break
+        pts = _to_true_edge(pts, model, dist)
+        c = _centre_with_shape(model, pts, np.asarray(model.centre_xy_px))
+        model = ImageEllipse((float(c[0]), float(c[1])), model.semi_axes_px, model.angle_rad)
+        resid = model.distance_px(pts)
+        recovered.append(
+            CloseupWink(
+                id="",
+                colour=colour,
+                ellipse=model,
+                rim_image_px=pts,
+                rim_visible_fraction=_angular_coverage(model, pts),
+                fit_rms_px=float(np.sqrt(np.mean(resid**2))),
+            )
+        )
+    return recovered
+
+
 def _winks_in_blob(
     roi_bgr: npt.NDArray[np.uint8],
     *,
@@ -1213,6 +1337,7 @@ def _winks_in_blob(
         total_share += shares[c]
     covered = cv2.GaussianBlur(total_share, (0, 0), 0.8)
     candidates: list[tuple[float, ImageEllipse, FloatArray, Colour]] = []
+    layers: list[tuple[Colour, FloatArray, Callable[[ImageEllipse, FloatArray], bool]]] = []
     for k, (_, colour, _) in enumerate(present):
         share = cv2.GaussianBlur(shares[k], (0, 0), 0.8)
         share[~near_wink] = 0.0
@@ -1242,6 +1367,7 @@ def _winks_in_blob(
                 and _hidden_rim_is_covered(model, rim_px, covered)
             )
 
+        layers.append((colour, rim, is_wink))
         for model, inl in _ransac_arcs(
             rim,
             chains,
@@ -1260,7 +1386,6 @@ def _winks_in_blob(
         pts = _to_true_edge(pts, model, dist)
         model = fit_ellipse_direct(pts) or model
         resid = model.distance_px(pts)
-        cx, cy = model.centre_xy_px
         out.append(
             CloseupWink(
                 id="",
@@ -1271,6 +1396,8 @@ def _winks_in_blob(
                 fit_rms_px=float(np.sqrt(np.mean(resid**2))),
             )
         )
+    for colour, rim, is_wink in layers:
+        out += _unexplained_outline_winks(colour, rim, is_wink, out, dist)
     return [
         CloseupWink(
             id="",

@@ -169,6 +169,31 @@ def test_a_blue_and_a_yellow_wink_on_blue_grey_felt_are_each_found_once(tilt_deg
     assert colours == ["blue", "yellow"]
 
 
+YELLOW = (30, 190, 230)
+
+
+@pytest.mark.parametrize("tilt_deg", [0.0, 20.0, 35.0])
+def test_the_middle_wink_of_a_chain_of_one_colour_is_found(tilt_deg):
+    # Three small yellow winks, each lying on the one before: the middle
+    # one's rim shows only as two short arcs against the felt, and was not
+    # found (fresh close-up 7707). Its centre is fitted with its neighbours'
+    # shape.
+    discs = [
+        (-12.0, -4.0, 0.0, 16.0, YELLOW),
+        (0.0, 0.0, THICKNESS_MM, 16.0, YELLOW),
+        (12.0, 4.0, 2 * THICKNESS_MM, 16.0, YELLOW),
+    ]
+    winks = find_closeup_winks(render(discs, tilt_deg=tilt_deg))
+    assert [w.colour.value for w in winks] == ["yellow"] * 3
+    # Its outline's centre is where its mid-height circle's is, to within a
+    # pixel, as for the two found whole (0.5-0.7 px at these tilts).
+    intr, rot, trans = _camera(tilt_deg, 200.0)
+    (mid_rim,) = _flat_rims(intr, rot, trans, [(0.0, 0.0, 16.0)], z_mm=1.5 * THICKNESS_MM)
+    middle_px = mid_rim.mean(axis=0)
+    offsets = [math.hypot(*(np.asarray(w.ellipse.centre_xy_px) - middle_px)) for w in winks]
+    assert min(offsets) < 1.0
+
+
 def test_a_faint_wink_widens_the_uncertainty():
     on_grey = review_photo(render([(0.0, 0.0, 0.0, 22.0, BLUE), (20.0, 0.0, 0.0, 16.0, GREEN)]))
     on_green = review_photo(
