@@ -539,15 +539,17 @@ def assemble_board(
         reach = radius + radius[i] + 1.0
         neighbours = np.hypot(*(mat_xy - mat_xy[i]).T) < reach
         neighbours[i] = False
-        if neighbours.any() or _pot_beside(camera, mat_xy[i], radius[i], pot_centre_mm):
+        if neighbours.any() or _pot_beside(
+            camera, mat_xy[i], radius[i], pot_centre_mm, 1.0 - rim_seen[i]
+        ):
             continue
         own = dets.colour[i]
-        short = [c for c in (own, *(c for c in Colour if c is not own)) if unseen_of[c] > 0]
-        missing = " and ".join(f"{unseen_of[c]} {c.value}" for c in short)
+        short_colours = [c for c in (own, *(c for c in Colour if c is not own)) if unseen_of[c] > 0]
         uncertain[i] = True
         reasons[i].append(
             f"{100 * (1 - rim_seen[i]):.0f}% of its rim is hidden with no wink found there, and "
-            f"{missing} wink(s) were not seen: one may lie on it (squopping it)"
+            f"{_unseen_words([(unseen_of[c], c) for c in short_colours])} not seen: one may "
+            "lie on it (squopping it)"
         )
         doubts[i].add(Doubt.HIDDEN)
     for c in dropped_off:
@@ -744,22 +746,47 @@ def assemble_board(
     )
 
 
-
 def _pot_beside(
     camera: CameraModel,
     wink_mat_xy_mm: npt.ArrayLike,
     radius_mm: float,
     pot_centre_mm: Sequence[float],
+    hidden_share: float,
 ) -> bool:
-    """Whether the pot may hide part of a wink's rim: its rim over it in plan, or in the view.
+    """Whether the pot explains a wink's hidden rim: its rim over the wink in plan, or in view.
 
     The pot's rim overhangs its foot (rule 2.4), so from above it covers the
     edge of a wink touching the foot; from the side its body can hide more.
+
+    Parameters
+    ----------
+    camera : CameraModel
+    wink_mat_xy_mm : (2,) array_like
+        The wink's plan centre.
+    radius_mm : float
+    pot_centre_mm : (2,) sequence of float
+    hidden_share : float
+        The share of the wink's rim not seen, 0-1: the pot must hide at least
+        half as much of the wink to explain it.
+
+    Returns
+    -------
+    bool
     """
     offset = np.asarray(wink_mat_xy_mm, float) - np.asarray(pot_centre_mm, float)
     if float(np.hypot(*offset)) < POT_TOP_DIAMETER_MM / 2 + radius_mm + 1.0:
         return True
-    return pot_hidden_fraction(camera, wink_mat_xy_mm, radius_mm, pot_centre_mm) > 0.0
+    hidden_by_pot = pot_hidden_fraction(camera, wink_mat_xy_mm, radius_mm, pot_centre_mm)
+    return hidden_by_pot > 0.0 and hidden_by_pot >= 0.5 * hidden_share
+
+
+def _unseen_words(counts: Sequence[tuple[int, Colour]]) -> str:
+    """E.g. "1 red wink was" or "2 blue, 1 green and 3 yellow winks were"."""
+    parts = [f"{k} {c.value}" for k, c in counts]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    one = len(counts) == 1 and counts[0][0] == 1
+    return f"{listed} {'wink was' if one else 'winks were'}"
+
 
 #: A colour short of winks whose colour shows over at least this area beside
 #: one wink of another colour (see :func:`vision.status.colour_beside_winks_mm2`)

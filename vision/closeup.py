@@ -990,6 +990,12 @@ def _without_specks(values: FloatArray, level: float, min_points: int) -> FloatA
     return out
 
 
+#: A share below minus this is clearly negative (no pixel holds less than
+#: none of a colour); each unit of it costs a mix this many units of share.
+_NEGATIVE_SHARE = 0.1
+_NEGATIVE_WEIGHT = 10.0
+
+
 def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     """Pixels' colour differences from the felt as shares of the basis colours.
 
@@ -1008,7 +1014,10 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
     mix; each pixel takes the three-colour mix with no clearly negative share
     and the least total share, the simplest mix that explains it. Without
     this a shadow on the felt, forced into three wink colours, came out as
-    half a wink and drew a halo round the winks.
+    half a wink and drew a halo round the winks. Two wink colours that add up
+    to the shadow (:func:`_shadow_made_of_winks`) are unmixed the same way
+    (:func:`_unmix_degenerate`); other bases of up to three colours by their
+    pseudo-inverse.
     """
     k = basis.shape[1]
     if k == 3 and _shadow_made_of_winks(basis):
@@ -1034,16 +1043,16 @@ def _unmix(delta: FloatArray, basis: FloatArray) -> FloatArray:
         rows = subs[drop * m : (drop + 1) * m]
         total = np.abs(rows[0])
         negative = np.negative(rows[0])
-        negative -= 0.1
+        negative -= _NEGATIVE_SHARE
         np.maximum(negative, 0.0, out=negative)
         for i in range(1, m):
             np.abs(rows[i], out=term)
             total += term
             np.negative(rows[i], out=term)
-            term -= 0.1
+            term -= _NEGATIVE_SHARE
             np.maximum(term, 0.0, out=term)
             negative += term
-        negative *= 10.0
+        negative *= _NEGATIVE_WEIGHT
         cost = total
         cost += negative
         if least is None:
@@ -1100,7 +1109,21 @@ def _unmix_degenerate(delta: FloatArray, basis: FloatArray) -> FloatArray:
     Each pixel takes, of the exact mix and the least-squares mixes of all
     colours but one, the one with the least total share, no clearly negative
     share, and little left unexplained (:data:`_RESIDUAL_WEIGHT`): the
-    simplest mix that explains it, as for four colours.
+    simplest mix that explains it, as for four colours. A pixel half of one
+    wink and half of the other reads as less of one and a shadow, which moves
+    an overlap's measured edge by about what other felts' blur does (0.1-0.2
+    mm, tests/vision/test_review.py).
+
+    Parameters
+    ----------
+    delta : (n, 3) float32 ndarray
+        Pixel minus felt colour (BGR).
+    basis : (3, 3) float32 ndarray
+        The two wink colours' differences from the felt, then the shadow's.
+
+    Returns
+    -------
+    (n, 3) float32 ndarray
     """
     k = basis.shape[1]
     scale = float(np.median(np.linalg.norm(basis, axis=0)))
@@ -1113,7 +1136,7 @@ def _unmix_degenerate(delta: FloatArray, basis: FloatArray) -> FloatArray:
         residual = np.linalg.norm(delta - shares @ sub.T, axis=1) / scale
         cost = (
             np.abs(shares).sum(axis=1)
-            + 10.0 * np.maximum(-shares - 0.1, 0.0).sum(axis=1)
+            + _NEGATIVE_WEIGHT * np.maximum(-shares - _NEGATIVE_SHARE, 0.0).sum(axis=1)
             + _RESIDUAL_WEIGHT * residual
         )
         better = cost < least

@@ -3425,16 +3425,19 @@ def _assemble(
     # show with their centres this close, as the upper hides the lower.
     # Seen from the side, one wink's outline is its top face and its foot,
     # apart by its thickness times the tangent of the view: two fits of one
-    # wink can lie that much farther apart. So can two fits of a wink at the
-    # mat's edge, one taken on the mat and one on the table a mat's
-    # thickness lower (sample oblique_00101: 5.5 mm apart, counted twice).
+    # wink can lie that much farther apart. Two fits of a wink at the mat's
+    # edge, one taken on the mat and one on the table a mat's thickness
+    # lower, lie apart along its line of sight (sample oblique_00101: 5 mm
+    # apart, counted twice): they are compared on one plane, the highest (the mat's).
     cam = camera.position_mm
     slope = np.hypot(*(circles.centre_mm - cam[:2]).T) / np.maximum(cam[2] - plane_z, 1.0)
-    steepest = np.maximum(slope[:, None], slope[None, :])
-    side_mm = (WINK_THICKNESS_MM + np.abs(plane_z[:, None] - plane_z[None, :])) * steepest
+    side_mm = WINK_THICKNESS_MM * np.maximum(slope[:, None], slope[None, :])
+    on_mat_mm = _move_to_plane(
+        camera, circles.centre_mm, plane_z, np.full_like(plane_z, float(plane_z.max(initial=0.0)))
+    )
     same_colour = colour_index[:, None] == colour_index[None, :]
     same_wink = _length_xy(
-        circles.centre_mm[:, None, :] - circles.centre_mm[None, :, :]
+        on_mat_mm[:, None, :] - on_mat_mm[None, :, :]
     ) < np.minimum(circles.radius_mm[:, None], circles.radius_mm[None, :]) * np.where(
         same_colour, 0.5, SAME_WINK_OTHER_COLOUR
     ) + np.where(same_colour, side_mm, 0.0)

@@ -169,6 +169,26 @@ def test_a_blue_and_a_yellow_wink_on_blue_grey_felt_are_each_found_once(tilt_deg
     assert colours == ["blue", "yellow"]
 
 
+@pytest.mark.parametrize("tilt_deg", [0.0, 25.0])
+def test_a_blue_wink_on_a_yellow_one_on_blue_grey_felt_is_measured_as_on_other_felts(tilt_deg):
+    # Where the two overlap, a pixel half blue and half yellow reads more
+    # simply as a little yellow and a shadow: the overlap comes out about
+    # as much too large as a red and blue pair's on grey felt (0.1-0.2 mm).
+    image = render(
+        [
+            (0.0, 0.0, 0.0, 22.0, YELLOW_ON_BLUE_GREY),
+            (17.0, 0.0, THICKNESS_MM, 16.0, BLUE_ON_BLUE_GREY),  # 2 mm over the yellow
+        ],
+        tilt_deg=tilt_deg,
+        felt_bgr=BLUE_GREY_FELT,
+    )
+    verdict = review_photo(image)
+    colour_of = {w.id: w.colour for w in verdict.winks}
+    assert verdict.squopped is True
+    assert colour_of[verdict.upper] == "blue"
+    assert verdict.overlap_mm == pytest.approx(2.0, abs=0.3)
+
+
 YELLOW = (30, 190, 230)
 
 

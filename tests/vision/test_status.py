@@ -369,6 +369,26 @@ def test_a_free_wink_with_its_rim_partly_hidden_by_nothing_found_is_unsure_while
     assert any("one may lie on it" in r for r in first.review) is unsure
 
 
+@pytest.mark.parametrize(
+    ("tilt_deg", "unsure"),
+    [
+        (20.0, False),  # from a tilted camera the pot stands between it and the camera
+        (0.0, True),  # from above the pot hides none of it: its hidden rim is unexplained
+    ],
+)
+def test_a_free_wink_behind_the_pot_is_not_unsure_for_the_rim_the_pot_hides(
+    tilt_deg: float, unsure: bool
+) -> None:
+    # 38 mm beyond the pot's centre on the side away from the camera: not
+    # under the pot's rim in plan, but half in its shadow from a tilted camera.
+    camera = overhead_camera(tilt_deg=tilt_deg)
+    red = [SceneWink(Colour.RED, WinkSize.SMALL, 0.0, 38.0)]
+    detections = replace(detections_for(camera, red), rim_visible_fraction=np.array([0.6]))
+    board = analyze_frame(render(camera, red), camera, detections=detections).board
+    (wink,) = [w for w in board.of_colour(Colour.RED) if not w.inferred]
+    assert any("one may lie on it" in r for r in wink.review) is unsure
+
+
 def test_a_free_wink_whose_rim_the_pot_may_hide_is_not_unsure_for_that() -> None:
     # A red wink against the pot's foot (at the mat's centre) has its rim
     # under the pot's overhanging rim: the pot, not a wink unseen, hides it.
