@@ -14,6 +14,7 @@ Everything returned is in the project's own types (:class:`ImageEllipse`,
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -24,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from skimage import measure
 
-from rules.board import Colour
+from rules.board import LARGE_WINK_DIAMETER_MM, SMALL_WINK_DIAMETER_MM, Colour
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -1148,6 +1149,14 @@ def _unmix_degenerate(delta: FloatArray, basis: FloatArray) -> FloatArray:
 
 #: At most this many winks are recovered from one colour's unexplained outline.
 _MAX_RECOVERED = 3
+#: A neighbour's ellipse is tried as the missing wink's at its own size and at
+#: the other size's (22 and 16 mm): at one place in the photo a wink's outline
+#: scales with its diameter.
+_SIZE_RATIOS = (
+    1.0,
+    LARGE_WINK_DIAMETER_MM / SMALL_WINK_DIAMETER_MM,
+    SMALL_WINK_DIAMETER_MM / LARGE_WINK_DIAMETER_MM,
+)
 
 
 def _centre_with_shape(template: ImageEllipse, pts: FloatArray, start_xy: FloatArray) -> FloatArray:
@@ -1158,7 +1167,7 @@ def _centre_with_shape(template: ImageEllipse, pts: FloatArray, start_xy: FloatA
     normal dotted with d), points off by more than two pixels down-weighted.
     """
     centre = np.asarray(start_xy, dtype=np.float64)
-    for _ in range(30):
+    for _ in range(20):
         e = ImageEllipse(
             (float(centre[0]), float(centre[1])), template.semi_axes_px, template.angle_rad
         )
@@ -1212,39 +1221,50 @@ def _unexplained_outline_winks(
         templates = [w for w in winks if w.colour is colour]
         if not templates:
             break
+        # On another wink's outline, or inside it: a wink under it shows no
+        # outline there, and a line inside it (its wall, a highlight) taken
+        # for this wink's rim would read as this wink lying in front.
         explained = np.zeros(len(rim), dtype=bool)
         for w in winks:
-            explained |= np.abs(w.ellipse.distance_px(rim)) < 2 * _INLIER_PX
+            explained |= w.ellipse.distance_px(rim) < 2 * _INLIER_PX
         left = rim[~explained]
         if len(left) < 40:
             break
-        best: tuple[int, ImageEllipse, npt.NDArray[np.bool_]] | None = None
-        for template in templates:
-            a, b = template.ellipse.semi_axes_px
-            # A wink of the chain lies within two diameters of its neighbour.
-            near = np.hypot(*(left - np.asarray(template.ellipse.centre_xy_px)).T) < 4 * a
+        best: tuple[float, ImageEllipse, npt.NDArray[np.bool_]] | None = None
+        # The two neighbours with most unexplained outline round them.
+        around = [np.hypot(*(left - np.asarray(t.ellipse.centre_xy_px)).T) for t in templates]
+        ranked = sorted(
+            range(len(templates)),
+            key=lambda k: -int((around[k] < 4 * templates[k].ellipse.semi_axes_px[0]).sum()),
+        )
+        for k, scale in itertools.product(ranked[:2], _SIZE_RATIOS):
+            template = templates[k]
+            a, b = (scale * v for v in template.ellipse.semi_axes_px)
+            shape = ImageEllipse(template.ellipse.centre_xy_px, (a, b), template.ellipse.angle_rad)
+            # The missing wink touches or overlaps its neighbour: its rim lies
+            # within the neighbour's radius and its own diameter (and a margin).
+            near = around[k] < 1.3 * (template.ellipse.semi_axes_px[0] + 2 * a)
             if near.sum() < 40:
                 continue
             # Enough points to place a centre; all of them are counted below.
-            local = left[near][:: max(1, int(near.sum()) // 300)]
+            local = left[near][:: max(1, int(near.sum()) // 200)]
             middle = local.mean(axis=0)
             starts = [middle] + [
                 middle + 0.6 * b * np.array([math.cos(t), math.sin(t)])
                 for t in np.linspace(0.0, 2 * math.pi, 4, endpoint=False)
             ]
             for start in starts:
-                c = _centre_with_shape(template.ellipse, local, start)
-                e = ImageEllipse(
-                    (float(c[0]), float(c[1])),
-                    template.ellipse.semi_axes_px,
-                    template.ellipse.angle_rad,
-                )
+                c = _centre_with_shape(shape, local, start)
+                e = ImageEllipse((float(c[0]), float(c[1])), (a, b), shape.angle_rad)
                 inl = np.abs(e.distance_px(left)) < _INLIER_PX
-                if best is None or int(inl.sum()) > best[0]:
-                    best = (int(inl.sum()), e, inl)
+                # Rim explained relative to the perimeter, as RANSAC's support.
+                support = float(inl.sum()) / math.sqrt(a)
+                if best is None or support > best[0]:
+                    best = (support, e, inl)
         if best is None:
             break
-        n_in, model, inl = best
+        _, model, inl = best
+        n_in = int(inl.sum())
         pts = left[inl]
         if (
             n_in < 40

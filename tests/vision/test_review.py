@@ -214,6 +214,29 @@ def test_the_middle_wink_of_a_chain_of_one_colour_is_found(tilt_deg):
     assert min(offsets) < 1.0
 
 
+@pytest.mark.parametrize(
+    "tilt_deg",
+    [
+        0.0,  # straight down, its two arcs alone: it was not found
+        20.0,  # tilted, where it was found before too
+    ],
+)
+def test_a_large_wink_lying_on_two_small_ones_of_its_colour_is_found(tilt_deg):
+    # Fresh close-up 7808: the large wink's outline shows as two arcs between
+    # the small ones; theirs, scaled by 22/16, gives its shape.
+    discs = [
+        (-14.0, -3.0, 0.0, 16.0, YELLOW),
+        (14.0, 3.0, 0.0, 16.0, YELLOW),
+        (0.0, 0.0, THICKNESS_MM, 22.0, YELLOW),
+    ]
+    winks = find_closeup_winks(render(discs, tilt_deg=tilt_deg))
+    assert len(winks) == 3
+    intr, rot, trans = _camera(tilt_deg, 200.0)
+    (mid_rim,) = _flat_rims(intr, rot, trans, [(0.0, 0.0, 22.0)], z_mm=1.5 * THICKNESS_MM)
+    large = max(winks, key=lambda w: max(w.ellipse.semi_axes_px))
+    assert math.hypot(*(np.asarray(large.ellipse.centre_xy_px) - mid_rim.mean(axis=0))) < 1.0
+
+
 def test_a_faint_wink_widens_the_uncertainty():
     on_grey = review_photo(render([(0.0, 0.0, 0.0, 22.0, BLUE), (20.0, 0.0, 0.0, 16.0, GREEN)]))
     on_green = review_photo(
