@@ -1276,18 +1276,21 @@ def _unexplained_outline_winks(
         pts = _to_true_edge(pts, model, dist)
         c = _centre_with_shape(model, pts, np.asarray(model.centre_xy_px))
         model = ImageEllipse((float(c[0]), float(c[1])), model.semi_axes_px, model.angle_rad)
-        resid = model.distance_px(pts)
-        recovered.append(
-            CloseupWink(
-                id="",
-                colour=colour,
-                ellipse=model,
-                rim_image_px=pts,
-                rim_visible_fraction=_angular_coverage(model, pts),
-                fit_rms_px=float(np.sqrt(np.mean(resid**2))),
-            )
-        )
+        recovered.append(_fitted_wink(colour, model, pts))
     return recovered
+
+
+def _fitted_wink(colour: Colour, model: ImageEllipse, rim_px: FloatArray) -> CloseupWink:
+    """A wink of ``colour`` fitted by ``model`` to its rim points (blob pixels, no id yet)."""
+    resid = model.distance_px(rim_px)
+    return CloseupWink(
+        id="",
+        colour=colour,
+        ellipse=model,
+        rim_image_px=rim_px,
+        rim_visible_fraction=_angular_coverage(model, rim_px),
+        fit_rms_px=float(np.sqrt(np.mean(resid**2))),
+    )
 
 
 def _winks_in_blob(
@@ -1428,17 +1431,7 @@ def _winks_in_blob(
             continue
         pts = _to_true_edge(pts, model, dist)
         model = fit_ellipse_direct(pts) or model
-        resid = model.distance_px(pts)
-        out.append(
-            CloseupWink(
-                id="",
-                colour=colour,
-                ellipse=model,
-                rim_image_px=pts,
-                rim_visible_fraction=_angular_coverage(model, pts),
-                fit_rms_px=float(np.sqrt(np.mean(resid**2))),
-            )
-        )
+        out.append(_fitted_wink(colour, model, pts))
     for colour, rim, is_wink in layers:
         out += _unexplained_outline_winks(colour, rim, is_wink, out, dist)
     return [

@@ -3436,11 +3436,9 @@ def _assemble(
         camera, circles.centre_mm, plane_z, np.full_like(plane_z, float(plane_z.max(initial=0.0)))
     )
     same_colour = colour_index[:, None] == colour_index[None, :]
-    same_wink = _length_xy(
-        on_mat_mm[:, None, :] - on_mat_mm[None, :, :]
-    ) < np.minimum(circles.radius_mm[:, None], circles.radius_mm[None, :]) * np.where(
-        same_colour, 0.5, SAME_WINK_OTHER_COLOUR
-    ) + np.where(same_colour, side_mm, 0.0)
+    same_wink = _length_xy(on_mat_mm[:, None, :] - on_mat_mm[None, :, :]) < np.minimum(
+        circles.radius_mm[:, None], circles.radius_mm[None, :]
+    ) * np.where(same_colour, 0.5, SAME_WINK_OTHER_COLOUR) + np.where(same_colour, side_mm, 0.0)
     same_wink &= same_colour | (fits.large[:, None] == fits.large[None, :])
     kept: list[int] = []
     # Whether a fit is the same wink as one already kept: one column of
