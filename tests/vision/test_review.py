@@ -1330,3 +1330,22 @@ def test_a_plan_centre_asked_again_is_the_fit_and_a_new_rim_is_fitted_afresh():
             centre += 100.0  # the caller's copy: the next answer is still the fit
     other = replace(wink, rim_image_px=rims[1])
     assert np.array_equal(_plan_centre(plane, other, 22.0), fit_wink_circle(plane, rims[1])[0])
+
+
+def test_a_large_and_a_small_wink_near_the_dispute_keep_their_scale_over_winks_further_off(
+    tmp_path,
+):
+    # The generator's close-up 7909 (40 degrees, a lens wider than the one
+    # assumed): the winks far up the photo, read through a plane fitted near
+    # the dispute, took the large blue wink there for a small one, and the
+    # small green one beside it came out 5.8 mm across and was dropped, so
+    # no pair was found. Truth: 0.52 mm apart.
+    from tools.scenegen import generate_scene, write_scene
+
+    image_path, json_path = write_scene(generate_scene("closeup", 7909), tmp_path)
+    truth = json.loads(json_path.read_text())
+    verdict = review_photo(cv2.imread(str(image_path)))
+    sizes = sorted(w.size for w in verdict.winks if w.id in verdict.ids)
+    assert sizes == ["large", "small"]
+    assert verdict.squopped is False
+    assert -verdict.overlap_mm == pytest.approx(truth["disputed"]["plan_gap_mm"], abs=0.3)
