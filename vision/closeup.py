@@ -1165,8 +1165,25 @@ def _centre_with_shape(template: ImageEllipse, pts: FloatArray, start_xy: FloatA
     Iteratively reweighted least squares on the points' distances from the
     rim (moving the centre by d changes a distance by minus the outward
     normal dotted with d), points off by more than two pixels down-weighted.
+    A step is at most half the ellipse's minor semi-axis, so that one
+    iteration cannot jump to another part of the outline.
+
+    Parameters
+    ----------
+    template : ImageEllipse
+        Gives the axes and angle; its centre is not used.
+    pts : (n, 2) ndarray
+        Outline points, pixels.
+    start_xy : (2,) ndarray
+        Where the centre starts, pixels.
+
+    Returns
+    -------
+    (2,) ndarray
+        The centre, pixels.
     """
     centre = np.asarray(start_xy, dtype=np.float64)
+    max_step_px = 0.5 * template.semi_axes_px[1]
     for _ in range(20):
         e = ImageEllipse(
             (float(centre[0]), float(centre[1])), template.semi_axes_px, template.angle_rad
@@ -1175,11 +1192,16 @@ def _centre_with_shape(template: ImageEllipse, pts: FloatArray, start_xy: FloatA
         n = e.outward_normals(pts)
         w = 1.0 / np.maximum(1.0, np.abs(d) / 2.0)
         a = (n * w[:, None]).T @ n
-        if abs(float(np.linalg.det(a))) < 1e-9:
+        # All the points' normals alike (a short straight stretch): the
+        # centre is not fixed along it.
+        if np.linalg.cond(a) > 1e6:
             break
         step = np.linalg.solve(a, (n * (w * d)[:, None]).sum(axis=0))
+        length = float(np.hypot(*step))
+        if length > max_step_px:
+            step *= max_step_px / length
         centre = centre + step
-        if float(np.hypot(*step)) < 0.05:
+        if length < 0.05:
             break
     return centre
 
@@ -1199,9 +1221,10 @@ def _unexplained_outline_winks(
     neighbours (fresh close-up 7707 read a chain of three as two). The blob's
     outline there is explained by none of the winks found, and a wink of the
     same colour near it gives the ellipse's shape (at the same place in the
-    photo, of the same size): only the centre is fitted, from both arcs at
-    once. It must explain as much rim as RANSAC asks of a wink (40 points,
-    35 % of the way round) and pass the same test of a wink's middle.
+    photo, at its own size or scaled to the other one, :data:`_SIZE_RATIOS`):
+    only the centre is fitted, from both arcs at once. It must explain as
+    much rim as RANSAC asks of a wink (40 points, 35 % of the way round) and
+    pass the same test of a wink's middle.
 
     Parameters
     ----------
@@ -1214,6 +1237,11 @@ def _unexplained_outline_winks(
         The winks found in the blob so far, blob pixels.
     dist : (h, w) ndarray
         Colour distance from the felt, for the rim's true edge.
+
+    Returns
+    -------
+    list of CloseupWink
+        The winks recovered, blob pixels, at most :data:`_MAX_RECOVERED`.
     """
     recovered: list[CloseupWink] = []
     for _ in range(_MAX_RECOVERED):
@@ -1257,7 +1285,8 @@ def _unexplained_outline_winks(
                 c = _centre_with_shape(shape, local, start)
                 e = ImageEllipse((float(c[0]), float(c[1])), (a, b), shape.angle_rad)
                 inl = np.abs(e.distance_px(left)) < _INLIER_PX
-                # Rim explained relative to the perimeter, as RANSAC's support.
+                # Rim explained over the square root of the major semi-axis, as
+                # RANSAC's support, so a larger ellipse does not win by size alone.
                 support = float(inl.sum()) / math.sqrt(a)
                 if best is None or support > best[0]:
                     best = (support, e, inl)

@@ -525,17 +525,17 @@ def rectify(
         # known, as for the other focal lengths (rectify with known_sizes).
         fitted = [k for k in well_seen if winks[k] in chosen] or well_seen
         ratio = float(np.median([trial[k] / 2 / radii[k] for k in fitted]))
-        # Unless the winks the plane was fitted to are of both sizes and all
-        # fit one on this scale but not on that: their scale is then known,
-        # and winks further off, read through a plane fitted near the
-        # dispute, are what misleads (fresh close-up 7909: a large and a small
-        # wink taken for two small ones, the small one then 5.8 mm across).
-        chosen_radii = radii[[k for k, w in enumerate(winks) if w in chosen]]
-        local = nearest_diameters_mm(chosen_radii)
+        # Unless the cleanly fitted winks the plane was fitted to are of both
+        # sizes and all fit one on their own scale but not on the photo-wide
+        # one: their scale is then known, and winks further off, read through
+        # a plane fitted near the dispute, are what misleads (fresh close-up
+        # 7909: a large and a small wink taken for two small ones, the small
+        # one then 5.8 mm across).
+        own = radii[[k for k in fitted if winks[k].fit_rms_px < CLEAN_FIT_RMS_PX]]
         if (
-            len(set(local)) == 2
-            and bool(_radius_fits_a_size(chosen_radii).all())
-            and not bool(_radius_fits_a_size(chosen_radii * ratio).all())
+            len(set(nearest_diameters_mm(own))) == 2
+            and bool(_radius_fits_a_size(own).all())
+            and not bool(_radius_fits_a_size(own * ratio).all())
         ):
             ratio = 1.0
         if abs(math.log(ratio)) > 0.05:

@@ -1349,3 +1349,20 @@ def test_a_large_and_a_small_wink_near_the_dispute_keep_their_scale_over_winks_f
     assert sizes == ["large", "small"]
     assert verdict.squopped is False
     assert -verdict.overlap_mm == pytest.approx(truth["disputed"]["plan_gap_mm"], abs=0.3)
+
+
+def test_a_line_inside_a_wink_is_not_taken_for_a_hidden_winks_rim(tmp_path):
+    # The generator's close-up 6222: a small yellow wink mostly under a large
+    # one. Recovered from outline that included a line inside the large
+    # wink, the small one read as lying in front: a confident wrong call.
+    # The photo does not show which is on top, so the verdict must not say.
+    from tools.scenegen import generate_scene, write_scene
+
+    image_path, json_path = write_scene(generate_scene("closeup", 6222), tmp_path)
+    truth = json.loads(json_path.read_text())
+    by_id = {w["id"]: w for w in truth["winks"]}
+    ends = np.array([by_id[i]["pixel_centre"] for i in truth["disputed"]["ids"]])
+    centre = ends.mean(axis=0)
+    verdict = review_photo(cv2.imread(str(image_path)), near_xy_px=(centre[0], centre[1]))
+    assert verdict.squopped is None
+    assert verdict.overlapping is True
