@@ -530,9 +530,10 @@ def assemble_board(
     # The winks of each colour seen (and given an id), by index.
     seen_of = {c: [i for i in range(n) if dets.colour[i] is c and ids[i]] for c in Colour}
     unseen_of = {c: WINKS_PER_COLOUR - len(seen_of[c]) for c in Colour}
+    any_unseen = any(k > 0 for k in unseen_of.values())
     rim_seen = np.asarray(dets.rim_visible_fraction, float)
     for i in range(n):
-        if status[i] is not WinkStatus.FREE or not any(k > 0 for k in unseen_of.values()):
+        if status[i] is not WinkStatus.FREE or not any_unseen:
             continue
         if rim_seen[i] >= UNEXPLAINED_RIM_SEEN:
             continue

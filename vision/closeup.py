@@ -1243,18 +1243,22 @@ def _unexplained_outline_winks(
     list of CloseupWink
         The winks recovered, blob pixels, at most :data:`_MAX_RECOVERED`.
     """
+
+    def explains(w: CloseupWink) -> npt.NDArray[np.bool_]:
+        # On its outline, or inside it: a wink under it shows no outline
+        # there, and a line inside it (its wall, a highlight) taken for a
+        # recovered wink's rim would read as that wink lying in front.
+        return np.asarray(w.ellipse.distance_px(rim) < 2 * _INLIER_PX)
+
     recovered: list[CloseupWink] = []
+    explained = np.zeros(len(rim), dtype=bool)
+    for w in found:
+        explained |= explains(w)
     for _ in range(_MAX_RECOVERED):
         winks = found + recovered
         templates = [w for w in winks if w.colour is colour]
         if not templates:
             break
-        # On another wink's outline, or inside it: a wink under it shows no
-        # outline there, and a line inside it (its wall, a highlight) taken
-        # for this wink's rim would read as this wink lying in front.
-        explained = np.zeros(len(rim), dtype=bool)
-        for w in winks:
-            explained |= w.ellipse.distance_px(rim) < 2 * _INLIER_PX
         left = rim[~explained]
         if len(left) < 40:
             break
@@ -1306,6 +1310,7 @@ def _unexplained_outline_winks(
         c = _centre_with_shape(model, pts, np.asarray(model.centre_xy_px))
         model = ImageEllipse((float(c[0]), float(c[1])), model.semi_axes_px, model.angle_rad)
         recovered.append(_fitted_wink(colour, model, pts))
+        explained |= explains(recovered[-1])
     return recovered
 
 
