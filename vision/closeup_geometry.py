@@ -273,11 +273,18 @@ class Support:
     thickness on another wink). A ``leaning`` wink has its far edge on the mat
     and rises linearly to ``height_mm`` at its edge towards ``towards_xy_mm``
     (it leans on the wink there).
+
+    With ``under_radius_mm`` (the radius of the wink leant on, centred at
+    ``towards_xy_mm``) it rests instead on that wink's near rim: the underside
+    reaches ``height_mm`` where the rim is, and rises on past it. A wink
+    that covers much of the one beneath tilts more steeply than one resting
+    on it at its own edge.
     """
 
     height_mm: float = 0.0
     leaning: bool = False
     towards_xy_mm: tuple[float, float] | None = None
+    under_radius_mm: float | None = None
 
     def underside_mm(
         self, plane_xy_mm: FloatArray, centre_xy_mm: FloatArray, radius_mm: float
@@ -290,7 +297,12 @@ class Support:
         if norm < 1e-9:
             return np.full(len(plane_xy_mm), self.height_mm)
         along = (plane_xy_mm - centre_xy_mm) @ (u / norm)
-        return np.asarray(self.height_mm * np.clip((along + radius_mm) / (2 * radius_mm), 0, 1))
+        if self.under_radius_mm is None:
+            return np.asarray(self.height_mm * np.clip((along + radius_mm) / (2 * radius_mm), 0, 1))
+        # From the far edge to the near rim of the wink beneath; no less than the
+        # radius: a wink whose centre is over the other lies on it nearly level.
+        reach = float(np.clip(radius_mm + norm - self.under_radius_mm, radius_mm, 2 * radius_mm))
+        return np.asarray(self.height_mm * np.maximum((along + radius_mm) / reach, 0))
 
 
 @dataclass(frozen=True, eq=False)

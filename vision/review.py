@@ -1179,6 +1179,7 @@ def _overlap_estimate(
     top_rests_elsewhere: bool = True,
     near_a_third: tuple[bool, bool] = (True, True),
     apart_in_image: bool = False,
+    resting_on: tuple[_RestingOn | None, _RestingOn | None] = (None, None),
 ) -> tuple[float, float, bool, str]:
     """Plan overlap (mm), its support-model sigma, whether the top wink is raised, and why.
 
@@ -1198,8 +1199,17 @@ def _overlap_estimate(
     It is dropped too when the two outlines stand apart in the photo
     (``apart_in_image``): winks that touch show outlines that meet, since the
     point where they touch is seen inside both (or hidden behind one of them).
+
+    With neither seen covering the other, a wink of the pair seen lying on a
+    third wink (``resting_on``, see :func:`_resting_on`) is raised for sure:
+    it is placed leaning on that wink or lying on it, as a top wink is on the
+    other of its pair, rather than on the mat.
     """
     g0 = _gap(plane, a, b, da, db)
+    if top is None and any(w is not None for w in resting_on):
+        return _raised_apart_estimate(
+            plane, (a, b), (da, db), resting_on, near_a_third, apart_in_image
+        )
     if top is None:
         # Without occlusion evidence either wink could be raised (rule 8.2 counts
         # even a hovering wink); seen at an angle that moves it by up to a wink's
@@ -1264,11 +1274,158 @@ def _overlap_estimate(
     return overlap, (max(gaps) - min(gaps)) / 2, True, f"{top.id} is {how} on {other.id}"
 
 
-def _near_a_third(
+@dataclass(frozen=True)
+class _RestingOn:
+    """A third wink that one of the pair is seen lying on (:func:`_resting_on`)."""
+
+    under: CloseupWink
+    #: The poses it may have on it: True leaning (far edge on the mat), False
+    #: lying level; each at the wink beneath's thickness, 1.4 or 1.9 mm.
+    leaning: tuple[bool, ...]
+    #: Its rim's rms off a circle (mm) in the roundest of those poses, and
+    #: whether that counts as round (:data:`ROUND_RMS`).
+    rms_mm: float
+    round: bool
+
+
+def _poses_on(plane: MatPlane, under: CloseupWink, leaning: bool) -> list[Support]:
+    """A wink's poses on ``under`` (leaning on its near rim, or lying level), both thicknesses."""
+    if not leaning:
+        return [Support(height_mm=h) for h in (THIN_WINK_MM, THICK_WINK_MM)]
+    c, r_fit, _ = fit_circle(plane.to_plane(under.rim_image_px, WINK_THICKNESS_MM / 2))
+    # The wink beneath is mostly hidden: its size is the nearer one to its arc's.
+    r_under = (
+        LARGE_WINK_DIAMETER_MM / 2
+        if r_fit > (LARGE_WINK_DIAMETER_MM + SMALL_WINK_DIAMETER_MM) / 4
+        else SMALL_WINK_DIAMETER_MM / 2
+    )
+    towards = (float(c[0]), float(c[1]))
+    return [
+        Support(height_mm=h, leaning=True, towards_xy_mm=towards, under_radius_mm=r_under)
+        for h in (THIN_WINK_MM, THICK_WINK_MM)
+    ]
+
+
+def _raised_apart_estimate(
+    plane: MatPlane,
+    pair: tuple[CloseupWink, CloseupWink],
+    diameters_mm: tuple[float, float],
+    resting_on: tuple[_RestingOn | None, _RestingOn | None],
+    near_a_third: tuple[bool, bool],
+    apart_in_image: bool,
+) -> tuple[float, float, bool, str]:
+    """:func:`_overlap_estimate` where neither covers the other, one or both seen on a third wink.
+
+    The raised wink rests on the wink beneath in the poses :func:`_resting_on`
+    left it: the gap is the middle of the range those give and half the range
+    is its sigma, as for a top wink on the other of its pair. A wink of the
+    pair not seen on anything is taken as on the mat; that it might be raised
+    (on a third wink near, or on the other if they could touch) widens the
+    sigma as in :func:`_overlap_estimate`.
+    """
+    (a, b), (da, db) = pair, diameters_mm
+    poses: list[list[Support | None]] = [
+        [None]
+        if rest is None
+        else [p for lean in rest.leaning for p in _poses_on(plane, rest.under, lean)]
+        for rest in resting_on
+    ]
+    gaps = [_gap(plane, a, b, da, db, sa, sb) for sa in poses[0] for sb in poses[1]]
+    g_mid = (max(gaps) + min(gaps)) / 2
+    sigma_pose = (max(gaps) - min(gaps)) / 2
+    # The wink not seen on anything: on the mat, or raised as the usual case allows.
+    spread = 0.0
+    for k, rest in enumerate(resting_on):
+        if rest is not None:
+            continue
+        if not near_a_third[k]:
+            highest = [
+                Support(height_mm=THICK_WINK_MM) if j == k else p[0] for j, p in enumerate(poses)
+            ]
+            if apart_in_image or _gap(plane, a, b, da, db, *highest) > RAISED_CLEAR_MM:
+                continue
+        for pose in poses[1 - k]:
+            on_mat = [pose, None] if k == 1 else [None, pose]
+            raised = (
+                [pose, Support(height_mm=WINK_THICKNESS_MM)]
+                if k == 1
+                else [Support(height_mm=WINK_THICKNESS_MM), pose]
+            )
+            spread = max(
+                spread, abs(_gap(plane, a, b, da, db, *raised) - _gap(plane, a, b, da, db, *on_mat))
+            )
+    sigma = math.hypot(sigma_pose, spread / COVERAGE_SIGMA)
+    raised_ids = " and ".join(w.id for w, u in zip(pair, resting_on, strict=True) if u is not None)
+    why = (
+        f"neither wink is seen covering the other; {raised_ids} is seen lying on a third wink, "
+        "and is placed on it"
+    )
+    return -g_mid, sigma, False, why
+
+
+def _resting_on(
     plane: MatPlane,
     w: CloseupWink,
     diameter_mm: float,
     pair: tuple[CloseupWink, CloseupWink],
+    detected: tuple[CloseupWink, ...],
+    image_bgr: npt.NDArray[np.uint8],
+) -> _RestingOn | None:
+    """The third wink ``w`` is seen lying on, and how it may lie there; or None.
+
+    ``w`` must overlap it in the photo and be seen in front (:func:`occluder`),
+    and the front one must be the farther from the camera or overlap it in
+    plan: a nearer wink clear of the other in plan covers it only by
+    perspective. Of several, the one it overlaps most in the photo.
+
+    It can lie level only with its centre over the wink beneath or another
+    wink near enough to hold it up too; else it leans, far edge on the mat.
+    Of the poses left, those that leave its rim out of round once cut at
+    their heights are dropped, unless all do: leaning and lying level put a
+    22 mm wink's rim 1.4-1.9 mm apart in height across it, which seen at
+    35-40 degrees shows (fresh close-ups 8008, 8016, 8023: the true pose
+    0.05-0.19 mm rms, the other 0.33-0.44 mm).
+    """
+    centre = _plan_centre(plane, w, diameter_mm)
+    best: tuple[CloseupWink, bool] | None = None
+    best_depth = 0.0
+    for other in detected:
+        if any(math.dist(other.ellipse.centre_xy_px, p.ellipse.centre_xy_px) < 3.0 for p in pair):
+            continue
+        depth = -image_separation_px(w.ellipse, other.ellipse)
+        if depth <= best_depth:
+            continue
+        if occluder(w, other, _lab_near(image_bgr, w, other)) is not w:
+            continue
+        under, r_under, _ = fit_circle(plane.to_plane(other.rim_image_px, WINK_THICKNESS_MM / 2))
+        gap = float(np.hypot(*(under - centre))) - diameter_mm / 2 - r_under
+        if float(np.hypot(*centre)) <= float(np.hypot(*under)) and gap >= 0:
+            continue
+        best, best_depth = (other, float(np.hypot(*(under - centre))) < r_under), depth
+    if best is None:
+        return None
+    under, over_it = best
+    held_too = over_it or _near_a_third(plane, w, diameter_mm, (*pair, under), detected, image_bgr)
+    fits = {}
+    for lean in (True, False) if held_too else (True,):
+        fits[lean] = min(
+            (
+                fit_wink_circle(plane, w.rim_image_px, support=p)[1:]
+                for p in _poses_on(plane, under, lean)
+            ),
+            key=lambda radius_rms: radius_rms[1],
+        )
+    round_poses = tuple(lean for lean, (r, rms) in fits.items() if rms <= ROUND_RMS * r)
+    kept = round_poses or tuple(fits)
+    rms_mm = min(fits[lean][1] for lean in kept)
+    return _RestingOn(under, kept, rms_mm, bool(round_poses))
+
+
+def _near_a_third(
+    plane: MatPlane,
+    w: CloseupWink,
+    diameter_mm: float,
+    pair: tuple[CloseupWink, ...],
     detected: tuple[CloseupWink, ...],
     image_bgr: npt.NDArray[np.uint8] | None = None,
 ) -> bool:
@@ -1466,6 +1623,9 @@ class _PairSetup:
     rests_elsewhere: bool
     faint_winks: tuple[tuple[CloseupWink, float], ...]
     apart: bool
+    #: The third wink each of the pair is seen lying on (:func:`_resting_on`), when neither
+    #: covers the other.
+    resting_on: tuple[_RestingOn | None, _RestingOn | None] = (None, None)
     #: What became of the pot's rim as evidence for the plane (None: not found).
     pot_note: str | None = None
     #: The pair's rim blur, px (:func:`_rims_blur_px`; NaN: not measured).
@@ -1485,6 +1645,7 @@ class _PairSetup:
             self.rests_elsewhere,
             self.near_a_third,
             self.apart,
+            self.resting_on,
         )
 
 
@@ -1580,6 +1741,14 @@ def _pair_setup(
         and image_separation_px(a.ellipse, b.ellipse) > APART_IN_IMAGE_PX
         and rim_separation_px(a, b) > RIM_APART_PX
     )
+    resting_on = (
+        (
+            _resting_on(plane, a, da, (a, b), detected, image_bgr),
+            _resting_on(plane, b, db, (a, b), detected, image_bgr),
+        )
+        if top is None
+        else (None, None)
+    )
     return _PairSetup(
         detected,
         rectified,
@@ -1590,6 +1759,7 @@ def _pair_setup(
         rests_elsewhere,
         faint_winks,
         apart,
+        resting_on,
         pot_note,
         blur_px,
     )
@@ -1764,6 +1934,7 @@ def _review_read(
                 rests_elsewhere,
                 near_a_third,
                 apart,
+                setup.resting_on,
             )[0]
         )
     sigma_fit = float(np.std(boots)) if boots else 0.0
@@ -1808,7 +1979,15 @@ def _review_read(
     # A wink that does not rectify to a circle (tilted, leaning on another) has a
     # less sure plan position: its outline's rms off the circle counts.
     shape_rms = []
-    for w in (a, b):
+    for w, rest in zip((a, b), setup.resting_on, strict=True):
+        if rest is not None:
+            # Round in the pose it is placed in on the wink beneath: its place is as sure.
+            if not rest.round:
+                shape_rms.append(rest.rms_mm)
+                notes.append(
+                    f"{w.id} is not round once rectified (tilted?): its place is less sure"
+                )
+            continue
         _, radius, rms = fit_wink_circle(plane, w.rim_image_px)
         if rms > ROUND_RMS * radius:
             shape_rms.append(rms)

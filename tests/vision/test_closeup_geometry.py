@@ -209,6 +209,34 @@ def test_a_wink_circle_fitted_from_rays_cast_once_is_the_cut_by_cut_fit(radius_m
     assert got[1:] == want[1:]
 
 
+@pytest.mark.parametrize(
+    ("centre_gap_mm", "under_radius_mm", "want_reach_mm"),
+    [
+        (17.0, 11.0, 17.0),  # 22 mm wink 5 mm over a large one: rests on its rim 17 mm on
+        (30.0, 8.0, 22.0),  # barely over a small one: reaches it at its own edge
+        (6.0, 11.0, 11.0),  # centre over the one beneath: rests on it from its centre on
+    ],
+)
+def test_a_wink_leaning_on_the_rim_beneath_reaches_its_height_there(
+    centre_gap_mm, under_radius_mm, want_reach_mm
+):
+    radius_mm = 11.0
+    support = Support(
+        height_mm=1.6,
+        leaning=True,
+        towards_xy_mm=(centre_gap_mm, 0.0),
+        under_radius_mm=under_radius_mm,
+    )
+    # Points along the lean, from the far edge (-11) through the centre (0).
+    along_mm = np.array([-radius_mm, -radius_mm + want_reach_mm, 0.0, radius_mm])
+    heights = support.underside_mm(np.column_stack([along_mm, np.zeros(4)]), np.zeros(2), radius_mm)
+    assert heights[0] == pytest.approx(0.0)
+    assert heights[1] == pytest.approx(1.6)
+    # Linear from the far edge, past the rim beneath too.
+    assert heights[2] == pytest.approx(1.6 * radius_mm / want_reach_mm)
+    assert heights[3] == pytest.approx(1.6 * 2 * radius_mm / want_reach_mm)
+
+
 def _known_radius_fit_on_offsets(points_xy, radius, start_xy):
     """fit_circle_known_radius as first written, on (n, 2) offsets."""
     p = np.asarray(points_xy, dtype=np.float64)

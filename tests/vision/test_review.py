@@ -1366,3 +1366,29 @@ def test_a_line_inside_a_wink_is_not_taken_for_a_hidden_winks_rim(tmp_path):
     verdict = review_photo(cv2.imread(str(image_path)), near_xy_px=(centre[0], centre[1]))
     assert verdict.squopped is None
     assert verdict.overlapping is True
+
+
+@pytest.mark.parametrize(
+    ("seed", "tolerance_mm"),
+    [
+        # A large wink leaning on a third one, 0.29 mm from a small one on the mat:
+        # placed on the mat it read 0.78 mm apart.
+        (8023, 0.15),
+        # A large wink lying level on two small ones, 0.72 mm from a small one:
+        # placed on the mat it read 1.76 mm apart; leaning, 0.76 mm; its rim
+        # is round only lying level (0.06 mm rms, leaning 0.34-0.44 mm).
+        (8008, 0.15),
+    ],
+)
+def test_a_wink_seen_lying_on_a_third_is_placed_on_it_not_on_the_mat(tmp_path, seed, tolerance_mm):
+    from tools.scenegen import generate_scene, write_scene
+
+    image_path, json_path = write_scene(generate_scene("closeup", seed), tmp_path)
+    truth = json.loads(json_path.read_text())
+    by_id = {w["id"]: w for w in truth["winks"]}
+    ends = np.array([by_id[i]["pixel_centre"] for i in truth["disputed"]["ids"]])
+    centre = ends.mean(axis=0)
+    verdict = review_photo(cv2.imread(str(image_path)), near_xy_px=(centre[0], centre[1]))
+    assert verdict.squopped is not True
+    assert any("lying on a third wink" in note for note in verdict.notes)
+    assert -verdict.overlap_mm == pytest.approx(truth["disputed"]["plan_gap_mm"], abs=tolerance_mm)
