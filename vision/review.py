@@ -583,6 +583,20 @@ def rectify(
     return Rectification(plane, tuple(winks), tuple(sizes), tuple(w.id for w in chosen), flat_ids)
 
 
+def _rough_circle(plane: MatPlane, w: CloseupWink) -> tuple[FloatArray, float]:
+    """Plan centre (2,) mm and radius mm of a wink's rim cut at half a wink's thickness.
+
+    Rough (no parallax model): enough to tell what a wink could rest on.
+    """
+    centre, radius, _ = fit_circle(plane.to_plane(w.rim_image_px, WINK_THICKNESS_MM / 2))
+    return centre, radius
+
+
+def _is_one_of(w: CloseupWink, winks: tuple[CloseupWink, ...]) -> bool:
+    """Whether ``w`` is one of ``winks`` (the same outline, found again)."""
+    return any(math.dist(w.ellipse.centre_xy_px, p.ellipse.centre_xy_px) < 3.0 for p in winks)
+
+
 def _round_resting_on_another(
     plane: MatPlane, w: CloseupWink, others: tuple[CloseupWink, ...]
 ) -> float | None:
@@ -598,7 +612,7 @@ def _round_resting_on_another(
     for other in others:
         if other is w:
             continue
-        under = fit_circle(plane.to_plane(other.rim_image_px, WINK_THICKNESS_MM / 2))[0]
+        under = _rough_circle(plane, other)[0]
         reach = radius + LARGE_WINK_DIAMETER_MM / 2
         if float(np.hypot(*(under - centre))) >= reach:
             continue  # too far off to hold it up
@@ -714,7 +728,7 @@ def lies_on_mat(w: CloseupWink, others: tuple[CloseupWink, ...]) -> bool:
     tilts with it.
     """
     for other in others:
-        if math.dist(other.ellipse.centre_xy_px, w.ellipse.centre_xy_px) < 3.0:
+        if _is_one_of(other, (w,)):
             continue  # itself
         if image_separation_px(w.ellipse, other.ellipse) > ON_MAT_CLEAR_PX:
             continue
@@ -795,9 +809,7 @@ def _crescents(
     projection of the whole circle. Two fits of one crescent are merged.
     """
     out: list[tuple[CloseupWink, float, FloatArray]] = []
-    kept_centres = [
-        fit_circle(plane.to_plane(w.rim_image_px, WINK_THICKNESS_MM / 2))[0] for w in kept
-    ]
+    kept_centres = [_rough_circle(plane, w)[0] for w in kept]
     for w in dropped:
         if w.rim_visible_fraction >= WELL_SEEN or w.colour is None or len(w.rim_image_px) < 40:
             continue
@@ -1205,11 +1217,11 @@ def _overlap_estimate(
     it is placed leaning on that wink or lying on it, as a top wink is on the
     other of its pair, rather than on the mat.
     """
-    g0 = _gap(plane, a, b, da, db)
     if top is None and any(w is not None for w in resting_on):
         return _raised_apart_estimate(
             plane, (a, b), (da, db), resting_on, near_a_third, apart_in_image
         )
+    g0 = _gap(plane, a, b, da, db)
     if top is None:
         # Without occlusion evidence either wink could be raised (rule 8.2 counts
         # even a hovering wink); seen at an angle that moves it by up to a wink's
@@ -1292,7 +1304,7 @@ def _poses_on(plane: MatPlane, under: CloseupWink, leaning: bool) -> list[Suppor
     """A wink's poses on ``under`` (leaning on its near rim, or lying level), both thicknesses."""
     if not leaning:
         return [Support(height_mm=h) for h in (THIN_WINK_MM, THICK_WINK_MM)]
-    c, r_fit, _ = fit_circle(plane.to_plane(under.rim_image_px, WINK_THICKNESS_MM / 2))
+    c, r_fit = _rough_circle(plane, under)
     # The wink beneath is mostly hidden: its size is the nearer one to its arc's.
     r_under = (
         LARGE_WINK_DIAMETER_MM / 2
@@ -1390,18 +1402,19 @@ def _resting_on(
     best: tuple[CloseupWink, bool] | None = None
     best_depth = 0.0
     for other in detected:
-        if any(math.dist(other.ellipse.centre_xy_px, p.ellipse.centre_xy_px) < 3.0 for p in pair):
+        if _is_one_of(other, pair):
             continue
         depth = -image_separation_px(w.ellipse, other.ellipse)
         if depth <= best_depth:
             continue
         if occluder(w, other, _lab_near(image_bgr, w, other)) is not w:
             continue
-        under, r_under, _ = fit_circle(plane.to_plane(other.rim_image_px, WINK_THICKNESS_MM / 2))
-        gap = float(np.hypot(*(under - centre))) - diameter_mm / 2 - r_under
+        under, r_under = _rough_circle(plane, other)
+        apart_mm = float(np.hypot(*(under - centre)))
+        gap = apart_mm - diameter_mm / 2 - r_under
         if float(np.hypot(*centre)) <= float(np.hypot(*under)) and gap >= 0:
             continue
-        best, best_depth = (other, float(np.hypot(*(under - centre))) < r_under), depth
+        best, best_depth = (other, apart_mm < r_under), depth
     if best is None:
         return None
     under, over_it = best
@@ -1443,10 +1456,10 @@ def _near_a_third(
     """
     centre = _plan_centre(plane, w, diameter_mm)
     for other in detected:
-        if any(math.dist(other.ellipse.centre_xy_px, p.ellipse.centre_xy_px) < 3.0 for p in pair):
+        if _is_one_of(other, pair):
             continue
         # A rough centre is enough for a 3 mm reach: the rim cut with the mat plane.
-        c, _, _ = fit_circle(plane.to_plane(other.rim_image_px, WINK_THICKNESS_MM / 2))
+        c, _ = _rough_circle(plane, other)
         gap = float(np.hypot(*(c - centre))) - diameter_mm / 2 - LARGE_WINK_DIAMETER_MM / 2
         if gap >= CANDIDATE_GAP_MM:
             continue
