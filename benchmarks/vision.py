@@ -25,6 +25,7 @@ Three detection sources:
 Usage::
 
     .venv/bin/python benchmarks/vision.py [--source gt|image|calibrated|both|all] [DIR ...]
+    .venv/bin/python benchmarks/vision.py --list-clear ...   # and each clear pair called wrong
 """
 
 from __future__ import annotations
@@ -249,6 +250,8 @@ class Tally:
     visible_by_colour: Counter[str] = field(default_factory=Counter)
     found_by_colour: Counter[str] = field(default_factory=Counter)
     centre_err_by_colour: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    # The clear pairs called wrong, a line each (for --list-clear).
+    clear_wrong: list[str] = field(default_factory=list)
 
 
 def _gt_separation(scene: Scene, a: str, b: str) -> float:
@@ -258,6 +261,10 @@ def _gt_separation(scene: Scene, a: str, b: str) -> float:
     wa, wb = scene.by_id[a], scene.by_id[b]
     d = math.hypot(*(np.asarray(wa.mat_xy_mm) - np.asarray(wb.mat_xy_mm)))
     return d - wa.diameter_mm / 2 - wb.diameter_mm / 2
+
+
+def _pair_text(call: tuple[str, str] | None) -> str:
+    return "apart" if call is None else f"{call[0]} on {call[1]}"
 
 
 def score_frame(scene: Scene, board: Board, tally: Tally) -> dict[str, str]:
@@ -338,6 +345,14 @@ def score_frame(scene: Scene, board: Board, tally: Tally) -> dict[str, str]:
         flagged = a in uncertain_gt and b in uncertain_gt
         detected = a in matched_gt and b in matched_gt
         if abs(sep) >= CLEAR_MM:
+            if our_call != gt_call:
+                tally.clear_wrong.append(
+                    f"{scene.scene_id}: truth {_pair_text(gt_call)}, ours {_pair_text(our_call)}, "
+                    f"overlap {-sep:.1f} mm"
+                    + ("" if detected else ", a wink not found")
+                    + (", flagged" if flagged else "")
+                    + (", one colour" if scene.by_id[a].colour is scene.by_id[b].colour else "")
+                )
             if gt_call:
                 tally.clear_gt_squops += 1
                 tally.clear_found += our_call == gt_call
@@ -602,6 +617,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--threads", type=int, default=1, help="OpenCV threads (1 = the one-core figure)"
     )
+    parser.add_argument(
+        "--list-clear",
+        action="store_true",
+        help="also list every clear pair called wrong (which wink on which, or apart)",
+    )
     args = parser.parse_args(argv)
     cv2.setNumThreads(args.threads)
     dirs = args.dirs or [Path("/work/shared/scenes"), ROOT / "sample_images"]
@@ -656,6 +676,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 score_analysis(scene, analysis, tallies[key])
         for key in sorted(tallies):
             print(report(key, tallies[key]))
+            if args.list_clear:
+                for line in tallies[key].clear_wrong:
+                    print(f"  clear pair wrong: {line}")
         if total_nomat:
             print(f"== no-mat photos refused with MatNotVisibleError: {refused}/{total_nomat}")
         if args.profile and pairs:
