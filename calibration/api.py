@@ -27,6 +27,7 @@ from calibration.mat import (
     find_mat_quads,
 )
 from calibration.pipeline import (
+    FewBaselinesError,
     PipelineResult,
     baseline_curve,
     edge_colour_steps,
@@ -59,6 +60,14 @@ MIN_BASELINES_AUTO = 2
 #: show on fewer profiles, must show all four baselines instead (with three, a
 #: beige-on-wood test image fitted an outline 44 px off).
 MIN_BASELINES_FAINT = 4
+#: How many more baselines than its first fits showed the refinement of an
+#: outline of faint edges may still find. It found at most one more on 126
+#: such outlines (79 beige-on-wood photos, the shared and sample ones), and
+#: every outline kept or told apart by its baselines showed three or four in
+#: its first fits. One whose first fits show fewer than MIN_BASELINES_FAINT
+#: less this is given up unrefined: on a close-up with no mat in view those
+#: refinements were most of the search's time.
+ROUGH_BASELINES_GAINED = 2
 #: Both edges of a pair showing less felt/table colour step than this fraction
 #: of the clearest edge's are not the mat's. The true edges of 57 development
 #: images (ground-truth cameras) showed at least 0.23 of it, and 0.42 but for a
@@ -287,7 +296,15 @@ def _fit(
     rough: bool = False,
 ) -> MatFit | CalibrationFailure:
     try:
-        result = fit_from_outline(image_lab, outline_px, dist_coeffs=dist_coeffs, rough=rough)
+        result = fit_from_outline(
+            image_lab,
+            outline_px,
+            dist_coeffs=dist_coeffs,
+            rough=rough,
+            min_first_baselines=MIN_BASELINES_FAINT - ROUGH_BASELINES_GAINED if rough else 0,
+        )
+    except FewBaselinesError as exc:
+        return _no_baselines(exc.found)
     except TooFewPointsError as exc:
         return CalibrationFailure(
             FailureReason.FIT_FAILED,
@@ -316,12 +333,7 @@ def _fit(
     found_baselines = sum(b.found for b in result.baselines)
     min_baselines = MIN_BASELINES_FAINT if rough else MIN_BASELINES_AUTO
     if not manual and found_baselines < min_baselines:
-        return CalibrationFailure(
-            FailureReason.NO_BASELINES,
-            f"no mat found: the best outline has {found_baselines} of the 4 baselines "
-            "(rule 2.3.1) where a mat would have them; make sure the whole mat is in view, "
-            "or give the four corners by hand (needed for a mat without baselines)",
-        )
+        return _no_baselines(found_baselines)
     # (Failures are falsy, so no `or` here.)
     disagreement = _evidence_disagrees(result, manual=manual, rough=rough)
     if disagreement is None:
@@ -656,6 +668,15 @@ def _auto_fit(image_bgr: UInt8Array, dist_coeffs: FloatArray | None) -> MatFit |
             "whole mat and some table show, or give the four corners by hand",
         )
     return first if first is not None else CalibrationFailure(FailureReason.NO_MAT, "no mat found")
+
+
+def _no_baselines(found: int) -> CalibrationFailure:
+    return CalibrationFailure(
+        FailureReason.NO_BASELINES,
+        f"no mat found: the best outline has {found} of the 4 baselines "
+        "(rule 2.3.1) where a mat would have them; make sure the whole mat is in view, "
+        "or give the four corners by hand (needed for a mat without baselines)",
+    )
 
 
 def _found_baselines(mat: MatFit) -> int:

@@ -76,6 +76,20 @@ class BaselineFit:
         return self.found_fraction >= BASELINE_FOUND_FRACTION
 
 
+class FewBaselinesError(ValueError):
+    """An outline's first fits showed too few of the mat's baselines to go on with.
+
+    Parameters
+    ----------
+    found : int
+        How many of the four baselines the best first fit showed.
+    """
+
+    def __init__(self, found: int) -> None:
+        super().__init__(f"the first fits showed {found} of the 4 baselines")
+        self.found = found
+
+
 @dataclass(frozen=True, eq=False)
 class PipelineResult:
     """The fitted camera and what it was fitted to."""
@@ -405,6 +419,7 @@ def fit_from_outline(
     *,
     dist_coeffs: FloatArray | None = None,
     rough: bool = False,
+    min_first_baselines: int = 0,
 ) -> PipelineResult:
     """Fit the camera to the mat whose outline is roughly ``outline_image_px``.
 
@@ -423,6 +438,16 @@ def fit_from_outline(
         from the baselines): fit the baselines with the edges from the first
         fit on, and try a first look across wider profiles as well as one
         from the outline as given.
+    min_first_baselines : int
+        When the best first fit shows fewer baselines than this, the outline
+        is not refined: :class:`FewBaselinesError` says how many it showed.
+
+    Raises
+    ------
+    TooFewPointsError
+        Too few edge points along the outline to fit a camera.
+    FewBaselinesError
+        The first fits showed fewer than ``min_first_baselines`` baselines.
     """
     h, w = image_lab.shape[:2]
     quick = []
@@ -462,5 +487,9 @@ def fit_from_outline(
         # there (a wrong hypothesis can fit a few stray edges perfectly).
         return (-q[1], -round(q[2], 1), q[0].cost / max(1, len(q[0].observations)))
 
-    best, _, _ = min(quick, key=score)
+    best, n_baselines, _ = min(quick, key=score)
+    if n_baselines < min_first_baselines:
+        # The refinement is most of a fit's cost, and would be spent on an
+        # outline that cannot be kept.
+        raise FewBaselinesError(n_baselines)
     return replace(_refine(image_lab, best, fit_distortion=fit_distortion), faint_edges=rough)

@@ -8,7 +8,7 @@ import pytest
 
 from calibration.fit import MAT_CORNERS_MM
 from calibration.mat import _baseline_evidence
-from calibration.pipeline import fit_from_outline, image_lab_float
+from calibration.pipeline import FewBaselinesError, fit_from_outline, image_lab_float
 from tests.calibration.synthetic import look_at_camera, mat_grid_mm, render_mat
 
 SIZE_WH = (640, 360)
@@ -88,4 +88,28 @@ def test_a_rough_fit_is_held_by_the_baselines_against_grain_beside_faint_edges(
     fitted_px = result.fit.camera.mat_to_image(grid)
     miss_px = np.linalg.norm(fitted_px - truth.mat_to_image(grid), axis=1)
     assert miss_px.max() < 1.5
+    assert all(b.found for b in result.baselines)
+
+
+@pytest.mark.parametrize(
+    ("scale_long", "scale_short"),
+    [
+        (0.8, 0.8),  # a rectangle inside the felt: plain felt where its baselines would be
+        (1.12, 1.0),  # the long edges run on to a plank seam: its baselines on the table
+    ],
+)
+def test_a_rough_outline_that_shows_no_baselines_is_given_up_before_it_is_refined(
+    beige_on_strong_grain, scale_long: float, scale_short: float
+) -> None:
+    truth, image_lab = beige_on_strong_grain
+    with pytest.raises(FewBaselinesError) as caught:
+        fit_from_outline(
+            image_lab, _outline(truth, scale_long, scale_short), rough=True, min_first_baselines=2
+        )
+    assert caught.value.found < 2
+
+
+def test_the_mats_own_rough_outline_is_refined_whatever_the_bar(beige_on_strong_grain) -> None:
+    truth, image_lab = beige_on_strong_grain
+    result = fit_from_outline(image_lab, _outline(truth), rough=True, min_first_baselines=4)
     assert all(b.found for b in result.baselines)
