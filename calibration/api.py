@@ -41,6 +41,7 @@ from calibration.result import (
     BaselineResult,
     Calibration,
     CalibrationError,
+    ImageShapeError,
     ImageTooSmallError,
     MatPartlyOutOfFrameError,
     NoMatFoundError,
@@ -269,7 +270,23 @@ def _check_image(image_bgr: object) -> UInt8Array:
             f"the image is {w}x{h} pixels; calibration needs at least {MIN_IMAGE_SIDE_PX} "
             "pixels on each side: use the camera's full resolution"
         )
+    if max(h, w) > MAX_ASPECT_RATIO * min(h, w):
+        raise ImageShapeError(image_shape_message(w, h))
     return np.ascontiguousarray(arr)
+
+
+#: Cameras' frames run from 1:1 to 32:9 (3.6): an image longer than this
+#: times its width is a panorama or a strip, not one view of the mat.
+MAX_ASPECT_RATIO = 4.0
+
+
+def image_shape_message(width_px: int, height_px: int) -> str:
+    """Why an image of this shape is refused, and what to do."""
+    return (
+        f"the image is {width_px}x{height_px} pixels, more than {MAX_ASPECT_RATIO:g} times as "
+        "long as it is wide: that is a panorama or a strip, not one camera view of the mat; "
+        "use an ordinary photo or video frame (e.g. 4:3 or 16:9)"
+    )
 
 
 def _error_for(failure: CalibrationFailure) -> ValueError:

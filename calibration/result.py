@@ -31,6 +31,10 @@ class ImageTooSmallError(CalibrationError):
     """The image has too few pixels to find the mat in."""
 
 
+class ImageShapeError(CalibrationError):
+    """The image is too long and narrow to be a camera's photo (a panorama or a strip)."""
+
+
 class NoMatFoundError(CalibrationError):
     """No felt rectangle was found (or its edges fit no camera)."""
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from calibration import ImageTooSmallError, UnreadableImageError, load_image
+from calibration import ImageShapeError, ImageTooSmallError, UnreadableImageError, load_image
+from calibration.api import MAX_ASPECT_RATIO, image_shape_message
 from calibration.mat import MIN_IMAGE_SIDE_PX
 
 
@@ -62,12 +63,35 @@ def load_photo(path: Path, *, need_colour: bool = True) -> npt.NDArray[np.uint8]
             f"photo {str(path)!r} is only {width_px}x{height_px} pixels; winkref needs at "
             f"least {MIN_IMAGE_SIDE_PX} pixels on each side: use the camera's full resolution"
         )
+    if max(height_px, width_px) > MAX_ASPECT_RATIO * min(height_px, width_px):
+        raise ImageShapeError(f"photo {str(path)!r}: {image_shape_message(width_px, height_px)}")
     if need_colour and _is_black_and_white(image):
         raise UnreadablePhotoError(
             f"photo {str(path)!r} has no colour in it (black-and-white, or all one grey); "
             "winkref tells the winks apart by colour: use a colour photo taken in good light"
         )
+    if need_colour:
+        colours = _colour_count(image)
+        # (One colour alone is a blank picture, told as such further on.)
+        if 1 < colours <= PALETTE_MAX_COLOURS:
+            raise UnreadablePhotoError(
+                f"photo {str(path)!r} has only {colours} distinct colours (a GIF, or a PNG "
+                "saved with a palette): the winks' colours and edges are lost in so few, and "
+                "the referee would misjudge them; use the camera's own JPEG, PNG or HEIC"
+            )
     return image
+
+
+#: A photo of a mat has tens of thousands of distinct colours (felt texture,
+#: shading, noise); one with this few was saved with a palette.
+PALETTE_MAX_COLOURS = 256
+
+
+def _colour_count(image_bgr: npt.NDArray[np.uint8]) -> int:
+    # A sparse grid is enough to see more than a palette's worth.
+    grid = image_bgr[::4, ::4].reshape(-1, 3).astype(np.uint32)
+    packed = (grid[:, 0] << 16) | (grid[:, 1] << 8) | grid[:, 2]
+    return int(np.unique(packed).size)
 
 
 def _is_black_and_white(image_bgr: npt.NDArray[np.uint8]) -> bool:
@@ -209,11 +233,18 @@ def _exif_tags(path: Path) -> dict[int, object]:
         pillow_heif.register_heif_opener()
     except ImportError:
         pass  # HEIC photos then carry no lens for us; JPEG still does
+    # Only the header is read, never the pixels: Pillow's guard against
+    # decompression bombs (a warning past 89 MP, an error past 179 MP, which
+    # a 200 MP phone's photo is) does not apply.
+    guard = Image.MAX_IMAGE_PIXELS
+    Image.MAX_IMAGE_PIXELS = None
     try:
         with Image.open(path) as photo:
             return dict(photo.getexif().get_ifd(_EXIF_IFD))
     except (OSError, ValueError, SyntaxError, UnidentifiedImageError):
         return {}
+    finally:
+        Image.MAX_IMAGE_PIXELS = guard
 
 
 #: A calibration from the photo uncertain by more than this (one sigma over the

@@ -23,10 +23,14 @@ import numpy.typing as npt
 from calibration import Calibration, calibrate
 from calibration.annotate import draw_calibration
 from calibration.check import MAX_RADIAL_COEFFICIENT, MAX_TANGENTIAL_COEFFICIENT
-from calibration.result import BadCornersError
+from calibration.result import CALIBRATION_FORMAT, BadCornersError
 from service.outputs import check_output_path, write_image_atomic, write_text_atomic
 from service.photos import load_photo, naming_photo
 from vision.pipeline import COARSE_VIEW_ADVICE, COARSE_VIEW_MM_PER_PX, coarsest_mm_per_px
+
+
+class OutputNotCalibrationError(ValueError):
+    """``-o`` names an existing file that is not a calibration file."""
 
 
 class CameraUnavailableError(ValueError):
@@ -124,6 +128,11 @@ def parse_distortion(text: str) -> npt.NDArray[np.float64]:
     return coefficients
 
 
+#: OpenCV takes a camera's number as a C int (and reads numbers of 100 and
+#: more as a capture API's code plus a number).
+MAX_CAMERA_INDEX = 2**31 - 1
+
+
 def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
     """One frame from camera ``camera_index``.
 
@@ -136,6 +145,11 @@ def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
         # OpenCV's V4L backend crashes the process (SIGSEGV) on a negative index.
         raise CameraUnavailableError(
             f"--camera {camera_index}: camera numbers start at 0; try --camera 0"
+        )
+    if camera_index > MAX_CAMERA_INDEX:
+        raise CameraUnavailableError(
+            f"--camera {camera_index}: there is no camera with so large a number; cameras are "
+            "numbered from 0 (the first webcam) upwards: try --camera 0"
         )
     # OpenCV logs its own warnings for a missing camera; our message says it better.
     previous = cv2.utils.logging.getLogLevel()
@@ -219,12 +233,40 @@ def describe(cal: Calibration) -> str:
 
 
 def default_picture_path(output: Path, inputs: list[Path]) -> Path:
-    """``calib.json`` -> ``calib.png``, unless that would overwrite the photo or the output."""
+    """``calib.json`` -> ``calib.png``, unless that would overwrite the photo, the output,
+    or a picture that is not this calibration's (then ``calib.calibration.png``).
+
+    ``calib.png`` beside an existing ``calib.json`` is taken as the picture an
+    earlier ``calibrate -o calib.json`` drew; without one it may be a photo.
+    """
     picture = output.with_suffix(".png")
     taken = [output, *inputs]
-    if any(picture.resolve() == p.resolve() for p in taken):
+    if any(picture.resolve() == p.resolve() for p in taken) or (
+        picture.exists() and not output.exists()
+    ):
         picture = output.with_name(f"{output.stem}.calibration.png")
     return picture
+
+
+def check_not_overwriting_other_file(output: Path) -> None:
+    """Refuse ``-o`` onto an existing file that is not a calibration file.
+
+    Raises
+    ------
+    OutputNotCalibrationError
+        When ``output`` exists and is not a winkref calibration file.
+    """
+    if not output.is_file():
+        return
+    try:
+        data = json.loads(output.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        data = None
+    if not isinstance(data, dict) or data.get("format") != CALIBRATION_FORMAT:
+        raise OutputNotCalibrationError(
+            f"-o {str(output)!r}: that file exists and is not a winkref calibration file, so it "
+            "is not overwritten; give another name, or move the file away first"
+        )
 
 
 def run(
@@ -252,6 +294,7 @@ def run(
     """
     inputs = [image] if image is not None else []
     check_output_path(output, option="-o", inputs=inputs, make_parent=True)
+    check_not_overwriting_other_file(output)
     picture = annotate_path if annotate_path is not None else default_picture_path(output, inputs)
     check_output_path(
         picture, option="--annotate", inputs=[*inputs, output], image=True, make_parent=True
@@ -269,10 +312,12 @@ def run(
     with naming_photo(Path(source)):
         cal = calibrate(frame, corners_image_px=corner_px, dist_coeffs=dist_coeffs)
     drawn = draw_calibration(frame, cal)
+    # The picture first: when it cannot be written, the calibration file that
+    # was there (perhaps another camera's) is still as it was.
+    write_image_atomic(picture, drawn, option="--annotate", make_parent=True)
     write_text_atomic(
         output, json.dumps(cal.to_json_dict(), indent=2) + "\n", option="-o", make_parent=True
     )
-    write_image_atomic(picture, drawn, option="--annotate", make_parent=True)
     return "\n".join(
         [
             f"calibrated from {source}",

@@ -54,7 +54,17 @@ BAD_PHOTOS: dict[str, Callable[[Path], Path]] = {
     "truncated": lambda d: _truncated_jpeg(d / "cut.jpg"),
     "one-pixel": lambda d: _png(d / "dot.png", 1, 1),
     "tiny": lambda d: _png(d / "tiny.png", 20, 20),
+    "palette": lambda d: _four_colours(d / "palette.png"),
+    "strip": lambda d: _png(d / "strip.png", 20000, 400),
+    "wide-strip": lambda d: _png(d / "wide.png", 200, 20000),
 }
+
+
+def _four_colours(path: Path) -> Path:
+    # As a GIF or a palette PNG is read: a few colours, scattered.
+    levels = np.random.default_rng(0).integers(0, 4, (300, 400, 1)) * 60
+    cv2.imwrite(str(path), (levels + np.array([20, 40, 10])).astype(np.uint8))
+    return path
 
 
 @pytest.mark.parametrize(
@@ -76,6 +86,11 @@ BAD_PHOTOS: dict[str, Callable[[Path], Path]] = {
         ("count", "one-pixel", "1x1 pixels"),  # 1x1 PNG
         ("analyze", "tiny", "20x20 pixels"),  # thumbnail
         ("count", "device", "not a regular file"),  # /dev/null was "does not exist"
+        ("count", "palette", "only 4 distinct colours"),  # a GIF-like 4-colour picture
+        ("review", "palette", "only 4 distinct colours"),  # same
+        ("analyze", "strip", "panorama or a strip"),  # 400x20000: the mat search hung
+        ("calibrate", "strip", "panorama or a strip"),  # same
+        ("count", "wide-strip", "panorama or a strip"),  # 20000x200: was an OpenCV error
     ],
 )
 def test_a_bad_photo_is_one_line_naming_it_and_exit_2(
@@ -143,6 +158,49 @@ def test_a_failed_calibrate_keeps_the_existing_calibration_file(tmp_path: Path) 
     assert existing.read_text() == '{"kept": true}\n'
 
 
+def test_calibrate_will_not_write_over_a_file_that_is_not_a_calibration(tmp_path: Path) -> None:
+    photo = _png(tmp_path / "mat.png", 300, 400)
+    notes = _file(tmp_path / "notes.json", b'{"my": "notes"}\n')
+    result = runner.invoke(app, ["calibrate", str(photo), "-o", str(notes)])
+    assert result.exit_code == 2, result.output
+    assert "not a winkref calibration file" in result.output
+    assert notes.read_bytes() == b'{"my": "notes"}\n'
+
+
+def test_the_default_picture_is_not_a_png_that_was_there_before_the_calibration(
+    tmp_path: Path,
+) -> None:
+    from service.commands.calibrate import default_picture_path
+
+    # calib.png with no calib.json beside it is someone's picture, not ours ...
+    (tmp_path / "calib.png").write_bytes(b"a photo")
+    assert default_picture_path(tmp_path / "calib.json", []) == tmp_path / "calib.calibration.png"
+    # ... but beside an earlier calib.json it is that calibration's picture.
+    (tmp_path / "calib.json").write_text("{}")
+    assert default_picture_path(tmp_path / "calib.json", []) == tmp_path / "calib.png"
+
+
+def test_calibrate_keeps_the_old_file_when_its_picture_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import service.commands.calibrate as calibrate_cmd
+    from tools.groundtruth import load_scene
+
+    sample = Path(__file__).resolve().parents[2] / "sample_images" / "overhead_00101.jpg"
+    old = {"format": "winkref-calibration/1", "camera": "another camera's"}
+    existing = tmp_path / "calib.json"
+    existing.write_text(json.dumps(old))
+    assert load_scene(sample.with_suffix(".json"))  # a photo the mat is found in
+
+    def refuse(path: Path, *args: object, **kwargs: object) -> None:
+        raise UnwritableOutputError(f"--annotate {str(path)!r}: cannot write (disk full)")
+
+    monkeypatch.setattr(calibrate_cmd, "write_image_atomic", refuse)
+    with pytest.raises(UnwritableOutputError):
+        calibrate_cmd.run(sample, output=existing)
+    assert json.loads(existing.read_text()) == old
+
+
 def test_the_default_picture_never_overwrites_the_photo(tmp_path: Path) -> None:
     # calib.json's picture would be calib.png, which is the photo itself here.
     from service.commands.calibrate import default_picture_path
@@ -186,9 +244,13 @@ def test_a_written_file_gets_the_usual_permissions_not_private_ones(tmp_path: Pa
 
 
 def _colour_png(path: Path) -> Path:
-    # Felt-green with a red patch: colour, but no mat and no winks.
+    # Felt-green with a red patch: colour, but no mat and no winks. With a
+    # camera's noise, as any photo has (a flat two-colour picture is refused as
+    # a palette image).
     image = np.full((300, 400, 3), (40, 120, 40), np.uint8)
     image[100:150, 100:150] = (30, 30, 200)
+    noise = np.random.default_rng(0).normal(0.0, 4.0, image.shape)
+    image = np.clip(image + noise, 0, 255).astype(np.uint8)
     cv2.imwrite(str(path), image)
     return path
 
@@ -202,6 +264,8 @@ def _colour_png(path: Path) -> Path:
         (["calibrate", "{photo}", "--corners", "nan,1,2,3,4,5,6,7"], "finite number"),
         # a negative camera number (was a SIGSEGV inside OpenCV)
         (["calibrate", "--camera", "-1"], "camera numbers start at 0"),
+        # past a C int (was OpenCV's "integer won't fit" as an internal error)
+        (["calibrate", "--camera", "2147483648"], "no camera with so large a number"),
         # the same wink twice, refused before any image work
         (["review", "{photo}", "--pair", "W1,W1"], "names one wink twice"),
         # a pixel off the photo (was "nearest pair 137982 px away")

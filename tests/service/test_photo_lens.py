@@ -109,3 +109,18 @@ def test_a_photo_cropped_since_it_was_taken_tells_no_lens(tmp_path: Path) -> Non
     Image.new("RGB", (640, 480)).save(whole, exif=exif.tobytes())
     assert isinstance(photo_lens(whole, 640, 480), PhotoLens)
     assert isinstance(photo_lens(whole, 480, 640), PhotoLens)
+
+
+def test_a_photo_past_pillows_decompression_bomb_limit_still_tells_its_lens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A 200 MP phone's photo is past Pillow's limit (179 MP), which raised out
+    # of the EXIF reading as an internal error; here the limit is lowered to
+    # below this small photo instead. Only the header is read, so the limit
+    # does not apply, and it is left as it was.
+    photo = _jpeg(tmp_path / "big.jpg", 26)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+    lens = photo_lens(photo, 640, 480)
+    assert isinstance(lens, PhotoLens)
+    assert lens.focal_35mm == 26
+    assert Image.MAX_IMAGE_PIXELS == 1000
