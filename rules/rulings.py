@@ -13,6 +13,7 @@ A wink the umpire has ruled on is no longer unsure.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -122,15 +123,36 @@ def _freed(winks: dict[str, Wink], ids: Iterable[str], unplayed: set[str]) -> No
             winks[wid] = w.with_status(back)
 
 
-def _apply(winks: dict[str, Wink], ruling: Ruling, unplayed: set[str]) -> None:
+#: A squop ruled between two winks read further apart than this, edge to edge,
+#: is refused (mm): the reading is never that far off, so an id is mistyped.
+MAX_RULED_SQUOP_GAP_MM = 10.0
+
+
+def _apply(
+    winks: dict[str, Wink],
+    ruling: Ruling,
+    unplayed: set[str],
+    status_ruled: frozenset[str] = frozenset(),
+) -> None:
     if ruling.kind in (RulingKind.SQUOPS, RulingKind.APART):
         first, second = ruling.wink_ids
         for wid in (first, second):
-            if winks[wid].status in (WinkStatus.POTTED, WinkStatus.OFF):
+            now = winks[wid].status
+            if now in (WinkStatus.POTTED, WinkStatus.OFF):
+                if wid in status_ruled:
+                    raise BadRulingError(
+                        f"{ruling.describe()!r}: {wid} is ruled {now.value} too, and a "
+                        f"{now.value} wink neither squops nor is squopped; drop one of the "
+                        "two rulings"
+                    )
                 raise BadRulingError(
-                    f"{ruling.describe()!r}: {wid} is {winks[wid].status.value}; rule its "
+                    f"{ruling.describe()!r}: {wid} is {now.value}; rule its "
                     f"status too, e.g. --status {wid}=free"
                 )
+        # A wink whose status the umpire ruled was misread, and perhaps its
+        # place too (one read in the pot has the pot's).
+        if ruling.kind is RulingKind.SQUOPS and not status_ruled & {first, second}:
+            _check_near_enough(winks[first], winks[second], ruling)
         if ruling.kind is RulingKind.SQUOPS and (
             winks[first].status is WinkStatus.UNPLAYED or first in unplayed
         ):
@@ -193,6 +215,45 @@ def _contradiction(rulings: Sequence[Ruling]) -> tuple[Ruling, Ruling] | None:
     return None
 
 
+def _check_near_enough(upper: Wink, lower: Wink, ruling: Ruling) -> None:
+    """Rule 8.2: one wink squops another only when some of it is vertically above it."""
+    if upper.mat_xy is None or lower.mat_xy is None:
+        return
+    apart_mm = math.dist(upper.mat_xy, lower.mat_xy)
+    gap_mm = apart_mm - (upper.size.diameter_mm + lower.size.diameter_mm) / 2
+    if gap_mm > MAX_RULED_SQUOP_GAP_MM:
+        raise BadRulingError(
+            f"{ruling.describe()!r}: {upper.id} and {lower.id} lie {gap_mm:.0f} mm apart on "
+            "the mat, edge to edge, so neither is above the other (rule 8.2); check the ids"
+        )
+
+
+def _circle_of_squops(winks: dict[str, Wink]) -> list[str] | None:
+    """Winks that squop each other round a circle (A on B on ... on A), or None."""
+    state: dict[str, int] = {}  # 1: on the path being walked, 2: done
+
+    def walk(wid: str, path: list[str]) -> list[str] | None:
+        state[wid] = 1
+        for below in winks[wid].squops:
+            if below not in winks:
+                continue
+            if state.get(below) == 1:
+                return [*path[path.index(below) :], below]
+            if below not in state:
+                found = walk(below, [*path, below])
+                if found:
+                    return found
+        state[wid] = 2
+        return None
+
+    for wid in winks:
+        if wid not in state:
+            found = walk(wid, [wid])
+            if found:
+                return found
+    return None
+
+
 def check_rulings_agree(rulings: Sequence[Ruling]) -> None:
     """Refuse rulings that contradict each other, naming both.
 
@@ -244,6 +305,7 @@ def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
     ordered = [r for r in rulings if r.kind is RulingKind.STATUS] + [
         r for r in rulings if r.kind is not RulingKind.STATUS
     ]
+    status_ruled = frozenset(r.wink_ids[0] for r in rulings if r.kind is RulingKind.STATUS)
     for ruling in ordered:
         missing = [wid for wid in ruling.wink_ids if wid not in winks]
         if missing:
@@ -256,9 +318,16 @@ def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
             unplayed.discard(ruling.wink_ids[0])
             if ruling.status is WinkStatus.UNPLAYED:
                 unplayed.add(ruling.wink_ids[0])
-        _apply(winks, ruling, unplayed)
+        _apply(winks, ruling, unplayed, status_ruled)
         for wid in ruling.wink_ids:
             winks[wid] = winks[wid].model_copy(update={"uncertain": False, "doubts": ()})
+    circle = _circle_of_squops(winks)
+    if circle is not None:
+        raise BadRulingError(
+            "the rulings put winks on each other in a circle ("
+            + " on ".join(circle)
+            + "), which no pile can be; give the rulings again"
+        )
     ruled = board.with_winks(winks[w.id] for w in board.winks).with_tiddlies(None)
     piles = _pile_numbers(ruled)
     ruled = ruled.with_winks(w.model_copy(update={"pile": piles.get(w.id)}) for w in ruled.winks)

@@ -656,7 +656,12 @@ def _alike(seen: Any, wink: Wink) -> bool:
     )
 
 
-def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> CloseupRuling:
+def closeup_ruling(
+    photo: Path,
+    board: Board,
+    doubts: Sequence[PairDoubt],
+    image: npt.NDArray[np.uint8] | None = None,
+) -> CloseupRuling:
     """Review a close-up of a pair in doubt and turn its verdict into a ruling.
 
     The close-up's pair (the one nearest its centre) is matched to the pairs in
@@ -664,16 +669,23 @@ def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> Cl
     are not the mat's. A match with no pair, or with several, gives no ruling
     and says so; so does a verdict too close to call, or a squop between two
     winks of the same colour and size, whose upper wink cannot be told apart.
+    ``image`` is the photo already read (:func:`load_photo`), if it has been.
     """
     from service.commands.review import hfov_of, lens_of, review_any
 
     try:
-        image = load_photo(photo)
+        if image is None:
+            image = load_photo(photo)
         with naming_photo(photo):
             verdict = review_any(image, hfov_deg=hfov_of(lens_of(photo, image)))
     except ValueError as exc:
-        # One bad close-up must not cost the desk the whole count.
-        return CloseupRuling(photo, None, f"{photo}: not used: {exc}")
+        # One close-up that cannot be reviewed must not cost the desk the whole count.
+        return CloseupRuling(
+            photo,
+            None,
+            f"{photo}: not used: {exc}; or give the ruling by hand "
+            "(--squop UPPER,LOWER or --no-squop A,B)",
+        )
     seen = {w.id: w for w in verdict.winks}
     pair = [seen[i] for i in verdict.ids]
     pair_words = " and ".join(f"a {w.size} {w.colour or 'unknown-colour'} wink" for w in pair)
@@ -727,10 +739,19 @@ def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> Cl
 
 
 def _closeup_rulings(
-    photos: Sequence[Path], board: Board, doubts: Sequence[PairDoubt]
+    photos: Sequence[Path],
+    board: Board,
+    doubts: Sequence[PairDoubt],
+    images: Sequence[npt.NDArray[np.uint8] | None] | None = None,
 ) -> list[CloseupRuling]:
-    """Each close-up's ruling; two close-ups that rule one pair differently rule it not at all."""
-    results = [closeup_ruling(p, board, doubts) for p in photos]
+    """Each close-up's ruling; two close-ups that rule one pair differently rule it not at all.
+
+    ``images`` are the photos already read, in the same order, if they have been.
+    """
+    read = [None] * len(photos) if images is None else list(images)
+    results = [
+        closeup_ruling(p, board, doubts, image) for p, image in zip(photos, read, strict=True)
+    ]
     by_pair: dict[frozenset[str], list[CloseupRuling]] = {}
     for result in results:
         if result.ruling is not None:
@@ -887,6 +908,10 @@ def run(
         inputs = [photo, *filter(None, [calibration_path]), *closeups]
         check_output_path(annotate_path, option="--annotate", inputs=inputs, image=True)
     image = load_photo(photo)
+    # A close-up that is no readable photo (a mistyped path) is refused before
+    # the count, as the photo is; one that can be read but not reviewed only
+    # rules nothing.
+    closeup_images = [load_photo(p) for p in closeups]
     from service.commands.analyze import calibration_for_photo
     from vision.pipeline import analyze_frame, prepare_context
 
@@ -907,7 +932,7 @@ def run(
         )
     reviews = tuple(analysis.reviews)
     doubts = _unruled(pair_doubts(analysis), rulings)
-    from_closeups = _closeup_rulings(closeups, board, doubts)
+    from_closeups = _closeup_rulings(closeups, board, doubts, closeup_images)
     rulings = [*rulings, *(c.ruling for c in from_closeups if c.ruling is not None)]
     if rulings:
         board = apply_rulings(board, rulings)

@@ -119,8 +119,16 @@ def test_ruled_winks_are_no_longer_unsure_and_the_old_tiddlies_are_dropped() -> 
         ([parse_squops("red-S1,red-S9")], "no wink 'red-S9'"),  # not on the board
         (
             [parse_status("red-S1=potted"), parse_squops("red-S1,green-S1")],
-            "red-S1 is potted",
-        ),  # a potted wink cannot squop
+            "red-S1 is ruled potted too",
+        ),  # a potted wink cannot squop; the advice is not "rule its status too"
+        (
+            [
+                parse_squops("red-S1,green-S1"),
+                parse_squops("green-S1,green-L1"),
+                parse_squops("green-L1,red-S1"),
+            ],
+            "in a circle",
+        ),  # each on the next, round to the first: no pile is like that
     ],
 )
 def test_a_ruling_that_cannot_hold_is_refused_and_says_why(
@@ -128,6 +136,27 @@ def test_a_ruling_that_cannot_hold_is_refused_and_says_why(
 ) -> None:
     with pytest.raises(BadRulingError, match=message):
         apply_rulings(_board(), rulings)
+
+
+def _placed(wid: str, x_mm: float) -> Wink:
+    return _wink(wid, WinkStatus.FREE).with_position(x_mm, 0.0)
+
+
+def test_a_squop_ruled_between_winks_far_apart_on_the_mat_is_refused_rule_8_2() -> None:
+    # Rule 8.2 needs part of one wink vertically above the other: 96 mm
+    # apart, a ruling is a mistyped id, and it would change the score.
+    board = Board(
+        winks=(
+            _placed("blue-L1", 0.0),
+            _placed("yellow-L1", 118.0),
+            _placed("red-S1", 25.0),
+        )
+    )
+    with pytest.raises(BadRulingError, match="96 mm apart"):
+        apply_rulings(board, [parse_squops("blue-L1,yellow-L1")])
+    # Near enough for the reading to be a few mm off: the umpire's word stands.
+    ruled = apply_rulings(board, [parse_squops("red-S1,blue-L1")])
+    assert ruled.wink("blue-L1").status is WinkStatus.SQUOPPED
 
 
 @pytest.mark.parametrize(
@@ -216,8 +245,13 @@ def test_any_rulings_give_a_consistent_board_with_the_same_winks(rulings: list[R
 
             assert any(about(a) == about(b) and a != b for a in rulings for b in rulings)
             return
-        # Otherwise only a potted, off or unplayed wink in a pair ruling may be refused.
-        assert any(f"is {s}" in str(err) for s in ("potted", "off")) or "as unplayed" in str(err)
+        # Otherwise only a potted, off or unplayed wink in a pair ruling may be
+        # refused, or squops ruled round a circle.
+        assert (
+            any(f"is {s}" in str(err) or f"is ruled {s}" in str(err) for s in ("potted", "off"))
+            or "as unplayed" in str(err)
+            or "in a circle" in str(err)
+        )
         return
     assert after.problems() == []
     assert sorted(w.id for w in after.winks) == sorted(w.id for w in before.winks)

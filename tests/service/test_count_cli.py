@@ -645,15 +645,43 @@ def test_the_count_takes_a_closeups_verdict_as_the_ruling(blue_on_red: Path) -> 
     assert [r.ruling is not None for r in twice] == [True, False]
 
 
-def test_an_unreadable_closeup_is_named_and_the_count_still_given(tmp_path: Path) -> None:
-    bad = tmp_path / "closeup.jpg"
-    bad.write_text("not a photo")
+@pytest.mark.parametrize(
+    "name",
+    [
+        "closeup.jpg",  # a text file named .jpg
+        "typo.jpg",  # a mistyped path: went unnoticed when the count was given anyway
+    ],
+)
+def test_an_unreadable_closeup_is_refused_before_the_count(tmp_path: Path, name: str) -> None:
+    (tmp_path / "closeup.jpg").write_text("not a photo")
+    bad = tmp_path / name
     mat = Path(__file__).resolve().parents[2] / "sample_images" / "overhead_00104.jpg"
     result = runner.invoke(app, ["count", str(mat), "--closeup", str(bad)])
+    assert result.exit_code == 2, result.output
+    assert "game score" not in result.output
+    assert f"cannot read image {str(bad)!r}" in result.output
+
+
+def test_a_closeup_that_cannot_be_reviewed_rules_nothing_and_the_count_is_given(
+    tmp_path: Path,
+) -> None:
+    # A readable photo with no pair in it: one such close-up must not cost
+    # the desk the whole count.
+    sample = Path(__file__).resolve().parents[2] / "sample_images"
+    result = runner.invoke(
+        app,
+        [
+            "count",
+            str(sample / "overhead_00104.jpg"),
+            "--closeup",
+            str(sample / "nomat_00101.jpg"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "game score" in result.output
     (line,) = [t for t in result.output.splitlines() if t.startswith("close-up ")]
-    assert "closeup.jpg: not used: cannot read image" in line
+    assert "nomat_00101.jpg: not used:" in line
+    assert "--squop UPPER,LOWER or --no-squop A,B" in line
 
 
 @pytest.mark.parametrize(
