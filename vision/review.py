@@ -1085,8 +1085,12 @@ def choose_pair(
     *,
     pair: tuple[str, str] | None = None,
     near_xy_px: tuple[float, float] | None = None,
+    photo_px_per_px: float = 1.0,
 ) -> tuple[int, int]:
     """The disputed pair: asked for by ids, nearest a pixel, or nearest the photo's centre.
+
+    ``photo_px_per_px`` (as for :func:`_pair_setup`) puts a refusal's pixels in
+    the photo the user gave.
 
     Raises
     ------
@@ -1119,9 +1123,11 @@ def choose_pair(
         miss = _pair_distance_px(winks, i, j, target)
         reach = max(winks[i].ellipse.semi_axes_px[0], winks[j].ellipse.semi_axes_px[0])
         if miss > reach:
+            asked = _rescaled_px(near_xy_px, (photo_px_per_px, photo_px_per_px))
             raise NoCandidatePairError(
-                f"no close pair of winks found near pixel {near_xy_px[0]:.0f},{near_xy_px[1]:.0f}; "
-                f"the nearest is {winks[i].id},{winks[j].id}, {miss:.0f} px away "
+                f"no close pair of winks found near pixel {asked[0]:.0f},{asked[1]:.0f}; "
+                f"the nearest is {winks[i].id},{winks[j].id}, "
+                f"{miss * photo_px_per_px:.0f} px away "
                 "(name it with --pair, or photograph the pair closer and in focus)"
             )
     return i, j
@@ -1712,7 +1718,15 @@ def _pair_setup(
         rectified, pot_note = _with_pot(rectified, pot)
     plane, winks, sizes = rectified.plane, rectified.winks, list(rectified.sizes_mm)
     try:
-        i, j = choose_pair(plane, winks, sizes, (width, height), pair=pair, near_xy_px=near_xy_px)
+        i, j = choose_pair(
+            plane,
+            winks,
+            sizes,
+            (width, height),
+            pair=pair,
+            near_xy_px=near_xy_px,
+            photo_px_per_px=photo_px_per_px,
+        )
     except NoCandidatePairError as exc:
         # A soft photo loses winks' rims (the plane fit drops those that misfit):
         # then the first thing to say is that, with the blur measured.

@@ -1392,3 +1392,20 @@ def test_a_wink_seen_lying_on_a_third_is_placed_on_it_not_on_the_mat(tmp_path, s
     assert verdict.squopped is not True
     assert any("lying on a third wink" in note for note in verdict.notes)
     assert -verdict.overlap_mm == pytest.approx(truth["disputed"]["plan_gap_mm"], abs=tolerance_mm)
+
+
+def test_a_point_with_no_pair_near_it_in_a_large_photo_is_refused_in_the_photo_s_pixels():
+    # Read at 12 MP, the refusal said where in the shrunk picture: the point
+    # given came back halved, and so did the distance to the nearest pair.
+    factor = 3.2
+    photo = _enlarged(_pair(-1.0), factor)
+    far_corner = (photo.shape[1] - 10.0, photo.shape[0] - 10.0)
+    with pytest.raises(NoCandidatePairError) as caught:
+        review_photo(photo, near_xy_px=far_corner)
+    told = re.search(r"near pixel (\d+),(\d+); .*, (\d+) px away", str(caught.value))
+    assert told is not None, str(caught.value)
+    assert (float(told.group(1)), float(told.group(2))) == pytest.approx(far_corner, abs=1.0)
+    verdict = review_photo(photo)
+    contact = np.mean([w.ellipse.centre_xy_px for w in verdict.winks], axis=0)
+    # The nearest pair lies in the photo's middle: about its half-diagonal away.
+    assert float(told.group(3)) == pytest.approx(np.hypot(*(contact - far_corner)), rel=0.25)
