@@ -326,8 +326,13 @@ def _fit(
         return CalibrationFailure(
             FailureReason.FIT_FAILED,
             f"no mat found: the mat's edges were not seen along the "
-            f"{'given' if manual else 'found'} outline ({exc}); make sure the whole mat is "
-            "in view and sharp, or give the four corners by hand",
+            f"{'given' if manual else 'found'} outline ({exc}); "
+            + (
+                "check that the corners are the mat's own, in pixels of this image"
+                if manual
+                else "make sure the whole mat is in view and sharp, or give the four corners "
+                "by hand"
+            ),
         )
     fit = result.fit
     rms = float(np.sqrt(np.mean(fit.residual_px**2))) if len(fit.residual_px) else np.inf

@@ -198,8 +198,14 @@ def photo_lens(path: Path, width_px: int, height_px: int) -> PhotoLens | NoLens:
     gives): a crop narrows the view and keeps the focal length.
     """
     focal, taken_wh = _exif_lens(path)
-    if focal is None or not _PLAUSIBLE_FOCAL_35MM[0] <= focal <= _PLAUSIBLE_FOCAL_35MM[1]:
+    # (0 is how some apps write "unknown".)
+    if focal is None or focal == 0:
         return NoLens(NO_FOCAL_LENGTH)
+    if not _PLAUSIBLE_FOCAL_35MM[0] <= focal <= _PLAUSIBLE_FOCAL_35MM[1]:
+        return NoLens(
+            f"the photo's EXIF gives a focal length of {focal:g} mm in 35 mm terms, which no "
+            "phone or camera lens has, so it is not used"
+        )
     if taken_wh is not None and sorted(taken_wh) != sorted((width_px, height_px)):
         return NoLens(
             f"the photo is {width_px}x{height_px} px but its EXIF says it was taken at "

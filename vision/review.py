@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import cv2
@@ -1077,6 +1077,13 @@ def _contact_point_px(a: CloseupWink, b: CloseupWink) -> FloatArray:
     return np.asarray(ca + (cb - ca) * ra / (ra + rb))
 
 
+def _id_span(ids: Sequence[str]) -> str:
+    """The close-up's wink ids in words: ``W1``, ``W1 and W2``, ``W1 to W9``."""
+    if len(ids) <= 2:
+        return " and ".join(ids)
+    return f"{ids[0]} to {ids[-1]}"
+
+
 def choose_pair(
     plane: MatPlane,
     winks: tuple[CloseupWink, ...],
@@ -1113,9 +1120,10 @@ def choose_pair(
     cands = candidate_pairs(plane, winks, sizes)
     if not cands:
         raise NoCandidatePairError(
-            f"no two of the {len(winks)} winks found are within {CANDIDATE_GAP_MM} mm of "
-            "each other; name the pair with --pair ID1,ID2, or photograph it closer, with "
-            "the phone held still and in focus (a soft photo loses winks' rims)"
+            f"no two of the {len(winks)} winks found ({_id_span(ids)}) are within "
+            f"{CANDIDATE_GAP_MM} mm of each other; name the pair with --pair ID1,ID2, or "
+            "photograph it closer, with the phone held still and in focus (a soft photo "
+            "loses winks' rims)"
         )
     target = _target_px(image_wh, near_xy_px)
     i, j, _ = min(cands, key=lambda c: _pair_distance_px(winks, c[0], c[1], target))

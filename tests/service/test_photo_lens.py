@@ -72,17 +72,20 @@ def test_an_heic_photo_tells_its_lens(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "focal_35mm",
+    ("focal_35mm", "told"),
     [
-        None,  # no such tag (the EXIF was stripped by a messaging app, say)
-        0,  # written as 0 by some apps: unknown
-        5000,  # junk: no lens is that long
+        (None, "does not say which lens took it"),  # no such tag (stripped by an app, say)
+        (0, "does not say which lens took it"),  # written as 0 by some apps: unknown
+        (5000, "5000 mm in 35 mm terms, which no"),  # junk: no lens is that long; said so
+        (1, "1 mm in 35 mm terms, which no"),  # junk: nor that short
     ],
 )
-def test_no_lens_is_told_without_a_plausible_focal_length(tmp_path: Path, focal_35mm) -> None:
+def test_no_lens_is_told_without_a_plausible_focal_length(
+    tmp_path: Path, focal_35mm, told: str
+) -> None:
     lens = photo_lens(_jpeg(tmp_path / "IMG_0003.jpg", focal_35mm), 640, 480)
     assert isinstance(lens, NoLens)
-    assert "does not say which lens took it" in lens.note
+    assert told in lens.note
 
 
 def test_a_png_without_exif_and_a_file_that_is_no_image_tell_no_lens(tmp_path: Path) -> None:

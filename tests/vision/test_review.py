@@ -275,7 +275,7 @@ def test_a_soft_photo_over_12_mp_tells_its_blur_in_its_own_pixels():
 @pytest.mark.parametrize(
     ("blur_px", "refusal"),
     [
-        (0.0, r"^no two of the \d winks found are within"),  # sharp: the winks are far apart
+        (0.0, r"^no two of the \d winks found \(W1 and W2\) are within"),  # far apart, ids named
         (6.0, r"^the photo is soft \(the winks' rims are blurred by about [5-7]\.\d px"),
     ],
 )
