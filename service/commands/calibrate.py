@@ -248,6 +248,9 @@ def default_picture_path(output: Path, inputs: list[Path]) -> Path:
     return picture
 
 
+_PICTURE_SUFFIXES = {".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".bmp", ".gif", ".heic"}
+
+
 def check_not_overwriting_other_file(output: Path) -> None:
     """Refuse ``-o`` onto an existing file that is not a calibration file.
 
@@ -294,6 +297,11 @@ def run(
     """
     inputs = [image] if image is not None else []
     check_output_path(output, option="-o", inputs=inputs, make_parent=True)
+    if output.suffix.lower() in _PICTURE_SUFFIXES:
+        raise UsageError(
+            f"-o {str(output)!r} names a picture, but -o is the calibration file (JSON); "
+            "give it a .json name (the annotated picture goes to --annotate)"
+        )
     check_not_overwriting_other_file(output)
     picture = annotate_path if annotate_path is not None else default_picture_path(output, inputs)
     check_output_path(

@@ -346,10 +346,17 @@ def run(
         )
     if second is not None and image2 is not None:
         # The second photo's labels differ; its disputed pair is the one nearest its centre.
-        with naming_photo(second):
-            other = review_any(image2, hfov_deg=hfov_of(lens_of(second, image2)))
-        differs = pair_differs(verdict, other)
-        if differs is None:
+        try:
+            with naming_photo(second):
+                other = review_any(image2, hfov_deg=hfov_of(lens_of(second, image2)))
+        except ValueError as exc:
+            # The first photo's verdict stands: a second view that shows no
+            # pair adds nothing, as one of another pair does.
+            # (Its advice, e.g. --pair, would be about the second photo: left out.)
+            other, differs = None, f"it could not be reviewed ({str(exc).split('; ')[0]})"
+        else:
+            differs = pair_differs(verdict, other)
+        if other is not None and differs is None:
             verdict = combine(verdict, other)
         else:
             verdict = replace(

@@ -129,6 +129,8 @@ def test_a_bad_photo_is_one_line_naming_it_and_exit_2(
         (["review", "{photo}", "--annotate", "{photo}"], "would overwrite"),  # same
         (["calibrate", "{photo}", "-o", "{photo}"], "would overwrite"),  # JSON over it
         (["calibrate", "{photo}", "--annotate", "{photo}"], "would overwrite"),  # same
+        # the calibration file (JSON) given a picture's name
+        (["calibrate", "{photo}", "-o", "{dir}/c.png"], "give it a .json name"),
         # the picture over the calibration file just being written
         (["calibrate", "{photo}", "-o", "{dir}/c.json", "--annotate", "{dir}/c.json"], "overwrite"),
     ],

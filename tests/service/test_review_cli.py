@@ -108,6 +108,22 @@ def test_a_second_photo_of_another_pair_is_not_combined(squop_photo: Path, tmp_p
     assert "small green" in said and "small blue" in said
 
 
+def test_a_second_photo_that_shows_no_pair_leaves_the_first_photos_verdict(
+    squop_photo: Path, tmp_path: Path
+) -> None:
+    # Two winks far apart: the second view cannot be reviewed. The review was
+    # refused as a whole (exit 2), with advice about the second photo's --pair.
+    apart = tmp_path / "apart.png"
+    cv2.imwrite(str(apart), render([(0.0, 0.0, 0.0, 22.0, RED), (40.0, 0.0, 0.0, 16.0, BLUE)]))
+    alone = json.loads(runner.invoke(app, ["review", str(squop_photo), "--json"]).output)
+    result = runner.invoke(app, ["review", str(squop_photo), "--second", str(apart), "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    assert verdict["overlap_mm"] == alone["overlap_mm"]
+    (said,) = [n for n in verdict["notes"] if "not combined" in n]
+    assert "could not be reviewed" in said and "--pair" not in said
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
