@@ -323,10 +323,15 @@ def apply_rulings(board: Board, rulings: Sequence[Ruling]) -> Board:
             winks[wid] = winks[wid].model_copy(update={"uncertain": False, "doubts": ()})
     circle = _circle_of_squops(winks)
     if circle is not None:
+        ruled_pairs = {r.wink_ids for r in rulings if r.kind is RulingKind.SQUOPS}
+        links = [
+            f"{upper} on {lower} ({'ruled' if (upper, lower) in ruled_pairs else 'as read'})"
+            for upper, lower in zip(circle, circle[1:], strict=False)
+        ]
         raise BadRulingError(
-            "the rulings put winks on each other in a circle ("
-            + " on ".join(circle)
-            + "), which no pile can be; give the rulings again"
+            "with the rulings, winks lie on each other in a circle, which no pile can: "
+            + ", ".join(links)
+            + "; rule one of those pairs otherwise"
         )
     ruled = board.with_winks(winks[w.id] for w in board.winks).with_tiddlies(None)
     piles = _pile_numbers(ruled)

@@ -1078,10 +1078,11 @@ def _contact_point_px(a: CloseupWink, b: CloseupWink) -> FloatArray:
 
 
 def _id_span(ids: Sequence[str]) -> str:
-    """The close-up's wink ids in words: ``W1``, ``W1 and W2``, ``W1 to W9``."""
-    if len(ids) <= 2:
-        return " and ".join(ids)
-    return f"{ids[0]} to {ids[-1]}"
+    """The close-up's wink ids in words, in order: ``W1``, ``W1 and W2``, ``W1, W3 and W4``."""
+    ordered = sorted(ids, key=lambda wid: (len(wid), wid))
+    if len(ordered) <= 2:
+        return " and ".join(ordered)
+    return ", ".join(ordered[:-1]) + " and " + ordered[-1]
 
 
 def choose_pair(

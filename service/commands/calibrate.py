@@ -128,9 +128,10 @@ def parse_distortion(text: str) -> npt.NDArray[np.float64]:
     return coefficients
 
 
-#: OpenCV takes a camera's number as a C int (and reads numbers of 100 and
-#: more as a capture API's code plus a number).
-MAX_CAMERA_INDEX = 2**31 - 1
+#: OpenCV reads a number of 100 and more as a capture API's code plus a
+#: camera's number (200 is camera 0 through V4L2), and one past a C int not
+#: at all: no machine has a hundred cameras.
+MAX_CAMERA_INDEX = 99
 
 
 def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
@@ -149,7 +150,7 @@ def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
     if camera_index > MAX_CAMERA_INDEX:
         raise CameraUnavailableError(
             f"--camera {camera_index}: there is no camera with so large a number; cameras are "
-            "numbered from 0 (the first webcam) upwards: try --camera 0"
+            f"numbered from 0 (the first webcam) to at most {MAX_CAMERA_INDEX}: try --camera 0"
         )
     # OpenCV logs its own warnings for a missing camera; our message says it better.
     previous = cv2.utils.logging.getLogLevel()
@@ -238,13 +239,19 @@ def default_picture_path(output: Path, inputs: list[Path]) -> Path:
 
     ``calib.png`` beside an existing ``calib.json`` is taken as the picture an
     earlier ``calibrate -o calib.json`` drew; without one it may be a photo.
+    Where ``calib.calibration.png`` exists, an earlier run drew it there.
     """
     picture = output.with_suffix(".png")
+    other = output.with_name(f"{output.stem}.calibration.png")
     taken = [output, *inputs]
-    if any(picture.resolve() == p.resolve() for p in taken) or (
-        picture.exists() and not output.exists()
+    if (
+        other.exists()
+        or any(picture.resolve() == p.resolve() for p in taken)
+        or (picture.exists() and not output.exists())
     ):
-        picture = output.with_name(f"{output.stem}.calibration.png")
+        # Once the picture went to the other name, it keeps going there: the
+        # calibration file now beside the photo does not make the photo ours.
+        return other
     return picture
 
 

@@ -656,12 +656,7 @@ def _alike(seen: Any, wink: Wink) -> bool:
     )
 
 
-def closeup_ruling(
-    photo: Path,
-    board: Board,
-    doubts: Sequence[PairDoubt],
-    image: npt.NDArray[np.uint8] | None = None,
-) -> CloseupRuling:
+def closeup_ruling(photo: Path, board: Board, doubts: Sequence[PairDoubt]) -> CloseupRuling:
     """Review a close-up of a pair in doubt and turn its verdict into a ruling.
 
     The close-up's pair (the one nearest its centre) is matched to the pairs in
@@ -669,13 +664,11 @@ def closeup_ruling(
     are not the mat's. A match with no pair, or with several, gives no ruling
     and says so; so does a verdict too close to call, or a squop between two
     winks of the same colour and size, whose upper wink cannot be told apart.
-    ``image`` is the photo already read (:func:`load_photo`), if it has been.
     """
     from service.commands.review import hfov_of, lens_of, review_any
 
     try:
-        if image is None:
-            image = load_photo(photo)
+        image = load_photo(photo)
         with naming_photo(photo):
             verdict = review_any(image, hfov_deg=hfov_of(lens_of(photo, image)))
     except ValueError as exc:
@@ -742,16 +735,9 @@ def _closeup_rulings(
     photos: Sequence[Path],
     board: Board,
     doubts: Sequence[PairDoubt],
-    images: Sequence[npt.NDArray[np.uint8] | None] | None = None,
 ) -> list[CloseupRuling]:
-    """Each close-up's ruling; two close-ups that rule one pair differently rule it not at all.
-
-    ``images`` are the photos already read, in the same order, if they have been.
-    """
-    read = [None] * len(photos) if images is None else list(images)
-    results = [
-        closeup_ruling(p, board, doubts, image) for p, image in zip(photos, read, strict=True)
-    ]
+    """Each close-up's ruling; two close-ups that rule one pair differently rule it not at all."""
+    results = [closeup_ruling(p, board, doubts) for p in photos]
     by_pair: dict[frozenset[str], list[CloseupRuling]] = {}
     for result in results:
         if result.ruling is not None:
@@ -908,10 +894,12 @@ def run(
         inputs = [photo, *filter(None, [calibration_path]), *closeups]
         check_output_path(annotate_path, option="--annotate", inputs=inputs, image=True)
     image = load_photo(photo)
-    # A close-up that is no readable photo (a mistyped path) is refused before
-    # the count, as the photo is; one that can be read but not reviewed only
-    # rules nothing.
-    closeup_images = [load_photo(p) for p in closeups]
+    # A close-up the photo checks refuse (a mistyped path, no image, black and
+    # white, a palette or a strip) is refused before the count, as the photo
+    # is; one that is a photo but cannot be reviewed only rules nothing. Each
+    # is read again when reviewed, so that not all are held at once.
+    for closeup in closeups:
+        load_photo(closeup)
     from service.commands.analyze import calibration_for_photo
     from vision.pipeline import analyze_frame, prepare_context
 
@@ -932,7 +920,7 @@ def run(
         )
     reviews = tuple(analysis.reviews)
     doubts = _unruled(pair_doubts(analysis), rulings)
-    from_closeups = _closeup_rulings(closeups, board, doubts, closeup_images)
+    from_closeups = _closeup_rulings(closeups, board, doubts)
     rulings = [*rulings, *(c.ruling for c in from_closeups if c.ruling is not None)]
     if rulings:
         board = apply_rulings(board, rulings)

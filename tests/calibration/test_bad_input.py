@@ -9,6 +9,7 @@ import pytest
 
 from calibration import (
     BadCornersError,
+    ImageShapeError,
     ImageTooSmallError,
     MatPartlyOutOfFrameError,
     NoMatFoundError,
@@ -106,3 +107,17 @@ def test_all_calibration_errors_are_value_errors() -> None:
         UnreadableImageError,
     ):
         assert issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize(
+    "shape_hw",
+    [
+        (20000, 400),  # a tall strip: the mat search ran for minutes
+        (200, 20000),  # a wide one: OpenCV failed resizing it to nothing
+    ],
+)
+def test_an_image_longer_than_four_times_its_width_is_refused_at_once(
+    shape_hw: tuple[int, int],
+) -> None:
+    with pytest.raises(ImageShapeError, match="panorama or a strip"):
+        calibrate(np.full((*shape_hw, 3), 120, np.uint8))

@@ -54,16 +54,19 @@ BAD_PHOTOS: dict[str, Callable[[Path], Path]] = {
     "truncated": lambda d: _truncated_jpeg(d / "cut.jpg"),
     "one-pixel": lambda d: _png(d / "dot.png", 1, 1),
     "tiny": lambda d: _png(d / "tiny.png", 20, 20),
-    "palette": lambda d: _four_colours(d / "palette.png"),
+    "palette": lambda d: _palette_png(d / "palette.png"),
     "strip": lambda d: _png(d / "strip.png", 20000, 400),
     "wide-strip": lambda d: _png(d / "wide.png", 200, 20000),
 }
 
 
-def _four_colours(path: Path) -> Path:
-    # As a GIF or a palette PNG is read: a few colours, scattered.
-    levels = np.random.default_rng(0).integers(0, 4, (300, 400, 1)) * 60
-    cv2.imwrite(str(path), (levels + np.array([20, 40, 10])).astype(np.uint8))
+def _palette_png(path: Path) -> Path:
+    # A photo saved with a palette of 256 colours (as an image editor or a
+    # chat app might): the picture is the file's own, its colours too few.
+    from PIL import Image
+
+    noise = np.random.default_rng(0).integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    Image.fromarray(noise).quantize(256).save(path)
     return path
 
 
@@ -86,8 +89,8 @@ def _four_colours(path: Path) -> Path:
         ("count", "one-pixel", "1x1 pixels"),  # 1x1 PNG
         ("analyze", "tiny", "20x20 pixels"),  # thumbnail
         ("count", "device", "not a regular file"),  # /dev/null was "does not exist"
-        ("count", "palette", "only 4 distinct colours"),  # a GIF-like 4-colour picture
-        ("review", "palette", "only 4 distinct colours"),  # same
+        ("count", "palette", "saved with a palette"),  # a 256-colour PNG: counts went wrong
+        ("review", "palette", "saved with a palette"),  # same
         ("analyze", "strip", "panorama or a strip"),  # 400x20000: the mat search hung
         ("calibrate", "strip", "panorama or a strip"),  # same
         ("count", "wide-strip", "panorama or a strip"),  # 20000x200: was an OpenCV error
@@ -174,12 +177,17 @@ def test_the_default_picture_is_not_a_png_that_was_there_before_the_calibration(
 ) -> None:
     from service.commands.calibrate import default_picture_path
 
+    output = tmp_path / "calib.json"
     # calib.png with no calib.json beside it is someone's picture, not ours ...
     (tmp_path / "calib.png").write_bytes(b"a photo")
-    assert default_picture_path(tmp_path / "calib.json", []) == tmp_path / "calib.calibration.png"
-    # ... but beside an earlier calib.json it is that calibration's picture.
-    (tmp_path / "calib.json").write_text("{}")
-    assert default_picture_path(tmp_path / "calib.json", []) == tmp_path / "calib.png"
+    assert default_picture_path(output, []) == tmp_path / "calib.calibration.png"
+    # ... and stays so on the next run, when calib.json is there too.
+    output.write_text("{}")
+    (tmp_path / "calib.calibration.png").write_bytes(b"our picture")
+    assert default_picture_path(output, []) == tmp_path / "calib.calibration.png"
+    # Beside an earlier calib.json, with no other picture, calib.png is its picture.
+    (tmp_path / "calib.calibration.png").unlink()
+    assert default_picture_path(output, []) == tmp_path / "calib.png"
 
 
 def test_calibrate_keeps_the_old_file_when_its_picture_cannot_be_written(
@@ -246,13 +254,9 @@ def test_a_written_file_gets_the_usual_permissions_not_private_ones(tmp_path: Pa
 
 
 def _colour_png(path: Path) -> Path:
-    # Felt-green with a red patch: colour, but no mat and no winks. With a
-    # camera's noise, as any photo has (a flat two-colour picture is refused as
-    # a palette image).
+    # Felt-green with a red patch: colour, but no mat and no winks.
     image = np.full((300, 400, 3), (40, 120, 40), np.uint8)
     image[100:150, 100:150] = (30, 30, 200)
-    noise = np.random.default_rng(0).normal(0.0, 4.0, image.shape)
-    image = np.clip(image + noise, 0, 255).astype(np.uint8)
     cv2.imwrite(str(path), image)
     return path
 
