@@ -87,6 +87,17 @@ def check_output_path(
         raise UnwritableOutputError(
             f"{where}: no permission to write there; choose a folder you can write to"
         )
+    # Permissions do not tell all (a read-only disk, /proc, or root, who may
+    # write anywhere the bits say): a file made and removed there does, before
+    # the slow work whose result would then be lost.
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".winkref-check-"):
+            pass
+    except OSError as exc:
+        raise UnwritableOutputError(
+            f"{where}: cannot write in the folder {str(parent)!r} "
+            f"({exc.strerror or exc}); choose a folder you can write to"
+        ) from None
 
 
 def _mode_for(path: Path) -> int:

@@ -152,6 +152,20 @@ def test_an_unusable_output_path_is_refused_and_nothing_is_lost(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mat.png"]
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", ["analyze", "count"])
+def test_a_folder_that_takes_no_files_is_refused_before_the_analysis(
+    tmp_path: Path, command: str
+) -> None:
+    # /proc takes no new files, whatever its permission bits say (and root
+    # passes every permission check): the analysis ran, then was lost.
+    photo = Path(__file__).resolve().parents[2] / "sample_images" / "overhead_00101.jpg"
+    result = runner.invoke(app, [command, str(photo), "--annotate", "/proc/winkref-out.png"])
+    assert result.exit_code == 2, result.output
+    assert "cannot write in the folder '/proc'" in result.output
+    assert "tiddlies" not in result.output
+
+
 def test_a_failed_calibrate_keeps_the_existing_calibration_file(tmp_path: Path) -> None:
     photo = _png(tmp_path / "mat.png", 300, 400)
     existing = tmp_path / "calib.json"
