@@ -270,8 +270,7 @@ def _check_image(image_bgr: object) -> UInt8Array:
             f"the image is {w}x{h} pixels; calibration needs at least {MIN_IMAGE_SIDE_PX} "
             "pixels on each side: use the camera's full resolution"
         )
-    if max(h, w) > MAX_ASPECT_RATIO * min(h, w):
-        raise ImageShapeError(image_shape_message(w, h))
+    check_image_shape(w, h)
     return np.ascontiguousarray(arr)
 
 
@@ -280,13 +279,20 @@ def _check_image(image_bgr: object) -> UInt8Array:
 MAX_ASPECT_RATIO = 4.0
 
 
-def image_shape_message(width_px: int, height_px: int) -> str:
-    """Why an image of this shape is refused, and what to do."""
-    return (
-        f"the image is {width_px}x{height_px} pixels, more than {MAX_ASPECT_RATIO:g} times as "
-        "long as it is wide: that is a panorama or a strip, not one camera view of the mat; "
-        "use an ordinary photo or video frame (e.g. 4:3 or 16:9)"
-    )
+def check_image_shape(width_px: int, height_px: int) -> None:
+    """Refuse an image more than :data:`MAX_ASPECT_RATIO` times as long as it is wide.
+
+    Raises
+    ------
+    ImageShapeError
+        Saying why, and what to use instead.
+    """
+    if max(width_px, height_px) > MAX_ASPECT_RATIO * min(width_px, height_px):
+        raise ImageShapeError(
+            f"the image is {width_px}x{height_px} pixels, more than {MAX_ASPECT_RATIO:g} times "
+            "as long as it is wide: that is a panorama or a strip, not one camera view of the "
+            "mat; use an ordinary photo or video frame (e.g. 4:3 or 16:9)"
+        )
 
 
 def _error_for(failure: CalibrationFailure) -> ValueError:

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from calibration import ImageShapeError, ImageTooSmallError, UnreadableImageError, load_image
-from calibration.api import MAX_ASPECT_RATIO, image_shape_message
+from calibration import ImageTooSmallError, UnreadableImageError, load_image
+from calibration.api import check_image_shape
 from calibration.mat import MIN_IMAGE_SIDE_PX
 
 
@@ -63,8 +63,8 @@ def load_photo(path: Path, *, need_colour: bool = True) -> npt.NDArray[np.uint8]
             f"photo {str(path)!r} is only {width_px}x{height_px} pixels; winkref needs at "
             f"least {MIN_IMAGE_SIDE_PX} pixels on each side: use the camera's full resolution"
         )
-    if max(height_px, width_px) > MAX_ASPECT_RATIO * min(height_px, width_px):
-        raise ImageShapeError(f"photo {str(path)!r}: {image_shape_message(width_px, height_px)}")
+    with naming_photo(path):
+        check_image_shape(width_px, height_px)
     if need_colour and _is_black_and_white(image):
         raise UnreadablePhotoError(
             f"photo {str(path)!r} has no colour in it (black-and-white, or all one grey); "
