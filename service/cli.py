@@ -259,6 +259,85 @@ def calibrate(
         )
 
 
+@app.command()
+def watch(
+    source: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A video file, or a folder of photos taken after each shot (or use --camera N)."
+        ),
+    ] = None,
+    squidge_off: Annotated[
+        str,
+        typer.Option(
+            "--squidge-off", help="The colour that won the squidge-off and plays first (rule 6)."
+        ),
+    ] = "",
+    camera: Annotated[
+        int | None, typer.Option("--camera", help="Watch camera N live instead.")
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option("--calibration", help="Calibration JSON; default: from the first picture."),
+    ] = None,
+    ruleset: Annotated[str, typer.Option("--ruleset", help="Rules to play by.")] = "etwa-2012",
+    game_format: Annotated[
+        str, typer.Option("--format", help="pairs, singles or three.")
+    ] = "pairs",
+    time_limit: Annotated[
+        float | None,
+        typer.Option("--time-limit", help="The timed period in minutes; default: the format's."),
+    ] = None,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            "--record",
+            help="Where to save the game record after each shot; "
+            "default: winkref-game-DATE-TIME.json here.",
+        ),
+    ] = None,
+    save_frames: Annotated[
+        Path | None,
+        typer.Option("--save-frames", help="Folder to keep the picture of every shot in."),
+    ] = None,
+    settle: Annotated[
+        float,
+        typer.Option("--settle", help="Seconds the picture must be still after a shot."),
+    ] = 1.0,
+    interval: Annotated[
+        float,
+        typer.Option("--interval", help="Seconds between the photos of a folder (game clock)."),
+    ] = 30.0,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object per line.")
+    ] = False,
+) -> None:
+    """The live referee: watch a game shot by shot and announce what the rules say."""
+    from service.commands import watch as cmd
+
+    with _user_errors(whole_mat=True):
+        if not squidge_off:
+            raise cmd.WatchOptionsError(
+                "--squidge-off COLOUR is needed: the colour that won the squidge-off "
+                "plays first (rule 6)"
+            )
+        cmd.run(
+            source,
+            squidge_off=squidge_off,
+            emit=lambda line: typer.echo(line),
+            camera_index=camera,
+            calibration_path=calibration,
+            ruleset=ruleset,
+            game_format=game_format,
+            time_limit_min=time_limit,
+            record_path=record,
+            frames_dir=save_frames,
+            settle_s=settle,
+            interval_s=interval,
+            json_output=json_output,
+        )
+
+
 def main() -> None:
     """Console-script entry point."""
     try:

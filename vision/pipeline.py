@@ -832,7 +832,7 @@ class StillCameraAnalyzer:
         )
         self._last_small: npt.NDArray[np.int16] | None = None
         self._last: FrameAnalysis | None = None
-        self._watch = _watched_small(self.context)
+        self._watch = watched_small(self.context)
         # Whether the last analysis came from the default detector (and not
         # from detections given by the caller), so that its winks can be kept.
         self._last_detected = False
@@ -1004,7 +1004,7 @@ def _change_boxes_mm(
     return boxes
 
 
-def _watched_small(context: FrameContext) -> npt.NDArray[np.bool_]:
+def watched_small(context: FrameContext) -> npt.NDArray[np.bool_]:
     """Where, at the shrunk scale, a change can concern the board: the mat and table round it."""
     sh, sw = context.mat_mask_small.shape
     from vision.detect import TABLE_MARGIN_MM

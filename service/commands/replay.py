@@ -36,12 +36,12 @@ def _clock(t: float | None) -> str:
     return f"  {minutes:02d}:{seconds:02d}"
 
 
-def _line(event: Event) -> str:
+def event_line(event: Event) -> str:
     shot = "   " if event.shot is None else f"{event.shot:3d}"
     return f"[{shot}]{_clock(event.t)}  {event.text}"
 
 
-def _next_line(nxt: NextTurn) -> str:
+def next_turn_line(nxt: NextTurn) -> str:
     if nxt.colour is None and nxt.choices:
         names = " or ".join(c.value for c in nxt.choices)
         return f"Next: {names}, as the opponents choose (rule 23.3)."
@@ -103,7 +103,7 @@ def run(record_path: Path, *, json_output: bool = False) -> str:
             "result": result_to_json(game.result),
         }
         return json.dumps(payload, indent=2, ensure_ascii=False)
-    lines = [_line(e) for e in game.events]
+    lines = [event_line(e) for e in game.events]
     if game.result is None:
-        lines.append(_next_line(nxt))
+        lines.append(next_turn_line(nxt))
     return "\n".join(line for line in lines if line)

@@ -1,0 +1,214 @@
+"""``winkref watch``: the live referee over a still camera.
+
+A camera (``--camera N``), a video file, or a folder of photos taken after
+each shot. The mat is calibrated from the first picture unless
+``--calibration FILE`` is given. The referee waits for the starting position
+(rule 5.2), then after every shot, once the winks are still and no hand is
+over the mat, gives the board to the rules engine and prints what it
+announces: pots, squops, forfeits, squop-ups, whose turn it is, and the
+score at the end. The game record is saved after every shot (``--record``);
+``winkref replay`` reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from calibration.result import MatPartlyOutOfFrameError, NoMatFoundError
+from rules.board import Colour
+from rules.engine import Game
+from rules.record import GameRecord
+from rules.ruleset import get_ruleset
+from rules.scoring import GameFormat
+from service.commands.analyze import calibration_for_photo
+from service.commands.count import parse_format
+from service.frames import camera_frames, folder_frames, video_frames
+from service.outputs import UnwritableOutputError, check_output_path
+from service.watch import SETTLE_S, Announcement, Frame, Referee, settler_for
+from vision.pipeline import StillCameraAnalyzer
+
+#: Photos in a folder are taken this far apart unless told (rule 17's
+#: clock runs on it), s: about a shot's length in a timed game.
+PHOTO_INTERVAL_S = 30.0
+
+
+class WatchOptionsError(ValueError):
+    """Options of ``winkref watch`` that cannot go together, or a bad value."""
+
+
+def parse_colour(name: str, *, option: str) -> Colour:
+    """``"blue"`` -> :attr:`Colour.BLUE`, with a clear error otherwise."""
+    try:
+        return Colour(name.strip().lower())
+    except ValueError:
+        known = ", ".join(c.value for c in Colour)
+        raise WatchOptionsError(
+            f"{option} {name!r}: not a wink colour; give one of {known}"
+        ) from None
+
+
+def default_record_path(now: datetime | None = None) -> Path:
+    """``winkref-game-YYYYMMDD-HHMMSS.json`` in the current folder (UTC)."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%d-%H%M%S")
+    return Path(f"winkref-game-{stamp}.json")
+
+
+def _frames(
+    source: Path | None, camera_index: int | None, interval_s: float
+) -> tuple[Iterator[Frame], bool]:
+    """The pictures to watch, and whether they are photos (each one a view at rest)."""
+    if (source is None) == (camera_index is None):
+        raise WatchOptionsError(
+            "give what to watch: a video file, a folder of photos, or --camera N (one of them)"
+        )
+    if source is None:
+        return camera_frames(camera_index or 0), False
+    if source.is_dir():
+        return folder_frames(source, interval_s=interval_s), True
+    return video_frames(source), False
+
+
+def _check_outputs(record_path: Path, frames_dir: Path | None, inputs: list[Path]) -> None:
+    if record_path.exists():
+        raise UnwritableOutputError(
+            f"--record {str(record_path)!r} already exists; it may hold an earlier game, "
+            "so give a new file name (or move the old one away)"
+        )
+    check_output_path(record_path, option="--record", inputs=inputs)
+    if frames_dir is not None:
+        if frames_dir.exists() and not frames_dir.is_dir():
+            raise UnwritableOutputError(
+                f"--save-frames {str(frames_dir)!r} is a file, not a folder; give a folder name"
+            )
+        check_output_path(frames_dir / "shot_000.jpg", option="--save-frames", make_parent=True)
+
+
+def run(
+    source: Path | None,
+    *,
+    squidge_off: str,
+    emit: Callable[[str], None],
+    camera_index: int | None = None,
+    calibration_path: Path | None = None,
+    ruleset: str = "etwa-2012",
+    game_format: str = "pairs",
+    time_limit_min: float | None = None,
+    record_path: Path | None = None,
+    frames_dir: Path | None = None,
+    settle_s: float = SETTLE_S,
+    interval_s: float = PHOTO_INTERVAL_S,
+    json_output: bool = False,
+) -> Referee:
+    """Watch a game, calling ``emit`` with each line to print as it happens.
+
+    Returns the referee at the end (its record and game), for callers that
+    want them.
+
+    Raises
+    ------
+    ValueError
+        Bad options, a source that cannot be read, no mat in the first
+        picture, or an unusable calibration file; each message says what to
+        do. Once watching has begun, a failure still leaves the record saved.
+    """
+    first = parse_colour(squidge_off, option="--squidge-off")
+    fmt: GameFormat = parse_format(game_format)
+    get_ruleset(ruleset)  # an unknown name is refused before the camera opens
+    if time_limit_min is not None and not 0 < time_limit_min <= 24 * 60:
+        raise WatchOptionsError(
+            f"--time-limit {time_limit_min:g}: give the timed period in minutes, "
+            "e.g. 25 (rule 17), or leave it out for the format's own"
+        )
+    if settle_s < 0 or interval_s < 0:
+        raise WatchOptionsError("--settle and --interval are seconds and cannot be negative")
+    record_path = record_path or default_record_path()
+    inputs = [p for p in (source, calibration_path) if p is not None]
+    _check_outputs(record_path, frames_dir, inputs)
+    frames, photos = _frames(source, camera_index, interval_s)
+
+    first_frame = next(frames, None)
+    if first_frame is None:
+        raise WatchOptionsError(f"{str(source)!r} gave no picture to watch")
+    try:
+        calibration, corners, notes = calibration_for_photo(
+            first_frame.image_bgr, Path(first_frame.label), calibration_path
+        )
+    except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
+        # The class is kept, so that the command line adds its own hint too.
+        raise type(exc)(
+            f"{exc}; or calibrate once with 'winkref calibrate PHOTO -o calib.json' (which "
+            "also takes the corners by hand) and watch with --calibration calib.json"
+        ) from None
+    analyzer = StillCameraAnalyzer(calibration, corners_mm=corners)
+    blue_x = analyzer.context.corners_mm[Colour.BLUE][0]
+    record = GameRecord(
+        ruleset=ruleset,
+        format=fmt,
+        squidge_off_winner=first,
+        timed_period_s=None if time_limit_min is None else 60.0 * time_limit_min,
+        blue_corner_x_sign=-1 if blue_x < 0 else 1,
+    )
+    game = Game.from_record(record)
+    referee = Referee(analyzer, game, record, record_path=record_path, frames_dir=frames_dir)
+    referee.save_record()
+    settler = settler_for(analyzer, settle_s=0.0 if photos else settle_s)
+
+    def say(item: Announcement) -> None:
+        emit(json.dumps(item.to_json_dict(), ensure_ascii=False) if json_output else item.text)
+
+    for note in notes:
+        emit(json.dumps({"kind": "note", "text": note}) if json_output else f"Note: {note}")
+    stopped = "the pictures ran out"
+    try:
+        for frame in _chain(first_frame, frames):
+            if settler.update(frame.image_bgr, frame.t_s):
+                for item in referee.observe(frame, shot_began_s=settler.motion_began_s):
+                    say(item)
+            if referee.over:
+                stopped = "the game is over"
+                break
+        else:
+            if camera_index is not None:
+                stopped = f"camera {camera_index} stopped giving pictures"
+    except KeyboardInterrupt:
+        stopped = "stopped by Ctrl-C"
+    except ValueError:
+        _summary(referee, record_path, "stopped by the error below", emit, json_output)
+        raise
+    _summary(referee, record_path, stopped, emit, json_output)
+    return referee
+
+
+def _chain(first: Frame, rest: Iterator[Frame]) -> Iterator[Frame]:
+    yield first
+    yield from rest
+
+
+def _summary(
+    referee: Referee, record_path: Path, stopped: str, emit: Callable[[str], None], as_json: bool
+) -> None:
+    shots = len(referee.shots)
+    result = referee.game.result
+    if as_json:
+        emit(
+            json.dumps(
+                {
+                    "kind": "summary",
+                    "stopped": stopped,
+                    "shots": shots,
+                    "record": str(record_path),
+                    "notation": None if result is None else result.notation,
+                }
+            )
+        )
+        return
+    state = f"final score {result.notation}" if result is not None else "the game is not over"
+    if not referee.started:
+        state = "the starting position was never seen"
+    emit(
+        f"Watching ended ({stopped}): {shots} shot{'s' if shots != 1 else ''} seen, {state}. "
+        f"Record saved in {record_path}; replay it with: winkref replay {record_path}"
+    )

@@ -1,0 +1,447 @@
+"""The live referee: a still camera over the mat, watched shot by shot.
+
+Frames come from a camera, a video file or a folder of photos (see
+:mod:`service.frames`). A :class:`Settler` tells when the picture over the
+mat has been still long enough after a change: a shot has been played and
+every wink has come to rest, and no hand is over the mat. The
+:class:`Referee` then analyses that frame (through
+:class:`vision.pipeline.StillCameraAnalyzer`, which keeps the winks' ids
+from frame to frame), gives the board to the rules engine as the shot of
+the colour whose turn it is, saves the game record, and says what the
+engine announced::
+
+    referee = Referee(analyzer, Game(Colour.BLUE), record_path=Path("game.json"))
+    for frame in frames:
+        if settler.update(frame.image_bgr, frame.t_s):
+            for said in referee.observe(frame, shot_began_s=settler.motion_began_s):
+                print(said.text)
+
+The record is rewritten after every shot, so that a game stopped at any
+point (a crash, Ctrl-C, the camera unplugged) can be replayed or checked
+with ``winkref replay``. What a camera cannot see (a voluntary pass, a foul
+and the opponents' choice after it) is not in the record.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from rules.board import Board, Colour, WinkStatus
+from rules.engine import Game
+from rules.events import Event, EventType
+from rules.record import GameRecord, IllegalRecordError, ShotRecord
+from service.commands.replay import event_line, next_turn_line
+from service.outputs import write_image_atomic, write_text_atomic
+from vision.pipeline import HIDDEN_SCALE, StillCameraAnalyzer, watched_small
+
+#: A picture still for this long after a change is a finished shot, s.
+#: Winks come to rest well within half a second of a squidge; a player
+#: lifting a hand away from the mat takes longer.
+SETTLE_S = 1.0
+#: At 1/8 scale, a pixel whose colour moved by more than this (8-bit
+#: levels) has changed. Sensor noise averages out over the 64 pixels each
+#: shrunk pixel holds (about 0.2 levels); a hand or a moving wink shifts
+#: tens of levels.
+MOTION_LEVELS = 12
+#: More changed shrunk pixels over the mat than this is motion.
+MOTION_PIXELS = 3
+#: A wink whose centre moved this far between two settled views was moved
+#: by the shot (the same wink's fitted centre wanders by well under 1 mm
+#: between frames of a still camera: docs/benchmarks.md, "Still camera"), mm.
+MOVED_MM = 4.0
+
+
+class AnnouncementKind(enum.StrEnum):
+    """What an announcement is about."""
+
+    WAITING = "waiting"
+    """The starting position is not yet in view (rule 5.2)."""
+    START = "start"
+    """The starting position was seen; the game can begin."""
+    SHOT = "shot"
+    """A shot was seen and given to the rules engine."""
+    RULES = "rules"
+    """An announcement of the rules engine (potted, squopped, forfeit...)."""
+    NEXT = "next"
+    """Whose turn it is now."""
+    HIDDEN = "hidden"
+    """Part of the mat is hidden (a hand, a mug): nothing is decided."""
+    NOT_UNDERSTOOD = "not_understood"
+    """The new position cannot follow the last one: the shot is not counted."""
+    REPLACED = "replaced"
+    """An off wink was put back on the mat (rule 13.1): not a shot."""
+    REVIEW = "review"
+    """A call an umpire should check close up."""
+    END = "end"
+    """The game is over, with the score."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One picture from the camera.
+
+    Parameters
+    ----------
+    image_bgr : (h, w, 3) uint8 ndarray
+    t_s : float
+        When it was taken, seconds from the start of watching.
+    label : str
+        Which picture it is, for messages: a file name or ``frame 123``.
+    """
+
+    image_bgr: npt.NDArray[np.uint8]
+    t_s: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """One thing the referee says.
+
+    Parameters
+    ----------
+    kind : AnnouncementKind
+    text : str
+        The sentence, as printed.
+    t_s : float or None
+        Game time (seconds since the first shot), when the game has begun.
+    frame : str
+        The frame it was decided on.
+    event : Event or None
+        The rules engine's event, for ``RULES`` and ``END``.
+    """
+
+    kind: AnnouncementKind
+    text: str
+    t_s: float | None
+    frame: str
+    event: Event | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """One line of ``winkref watch --json``."""
+        out: dict[str, Any] = {
+            "kind": self.kind.value,
+            "text": self.text,
+            "t": None if self.t_s is None else round(self.t_s, 3),
+            "frame": self.frame,
+        }
+        if self.event is not None:
+            out["event"] = self.event.to_json_dict()
+        return out
+
+
+class Settler:
+    """Tells when the picture over the mat has come to rest after a change.
+
+    Parameters
+    ----------
+    watched : (h, w) bool ndarray
+        Where, in the frame shrunk by ``HIDDEN_SCALE``, motion matters (the
+        mat and the table round it): people moving beyond it do not keep a
+        shot from settling.
+    settle_s : float
+        How long the picture must stay still; 0 takes every frame as
+        settled (a folder of photos, one after each shot).
+
+    Unlike the value types this is a session object: ``update`` changes it.
+    """
+
+    def __init__(self, watched: npt.NDArray[np.bool_], *, settle_s: float = SETTLE_S) -> None:
+        self.watched = watched
+        self.settle_s = settle_s
+        self._last_small: npt.NDArray[np.int16] | None = None
+        self._still_since_s = 0.0
+        self._reported = False
+        #: When the change that last settled began, s (its first moving frame).
+        self.motion_began_s: float | None = None
+        self._moving_since_s: float | None = None
+
+    def update(self, image_bgr: npt.NDArray[np.uint8], t_s: float) -> bool:
+        """Whether this frame is the first of a still spell long enough to analyse."""
+        sh, sw = self.watched.shape
+        small = cv2.resize(image_bgr, (sw, sh), interpolation=cv2.INTER_AREA).astype(np.int16)
+        last, self._last_small = self._last_small, small
+        if self.settle_s <= 0:
+            # Photos: each one is a view at rest, compared with the last by the analysis.
+            self.motion_began_s = t_s
+            return True
+        if last is None:
+            self._still_since_s, self._moving_since_s = t_s, t_s
+        else:
+            change = np.abs(small - last).max(axis=2)[self.watched]
+            if int(np.count_nonzero(change > MOTION_LEVELS)) > MOTION_PIXELS:
+                if self._reported or self._moving_since_s is None:
+                    self._moving_since_s = t_s
+                # The picture has looked as it does now since this frame.
+                self._still_since_s, self._reported = t_s, False
+                return False
+        if self._reported or t_s - self._still_since_s < self.settle_s:
+            return False
+        self._reported = True
+        self.motion_began_s = self._moving_since_s
+        return True
+
+
+def _changed_winks(before: Board, after: Board) -> list[str]:
+    """Ids of the winks a shot moved: a new status, squops or place (by ``MOVED_MM``)."""
+    out = []
+    old = before.by_id
+    for wink in after.winks:
+        was = old.get(wink.id)
+        if was is None or was.status is not wink.status or set(was.squops) != set(wink.squops):
+            out.append(wink.id)
+        elif (was.mat_xy is None) != (wink.mat_xy is None):
+            out.append(wink.id)
+        elif was.mat_xy is not None and wink.mat_xy is not None:
+            if float(np.hypot(*np.subtract(was.mat_xy, wink.mat_xy))) > MOVED_MM:
+                out.append(wink.id)
+    gone = set(old) - set(after.by_id)
+    return out + sorted(gone)
+
+
+def _replaced_off_winks(last: Board, moved: Sequence[str]) -> list[str]:
+    """``moved`` when every one of them was off the mat in ``last`` (rule 13.1), else [].
+
+    An off wink is put back on the mat by the players before the next shot;
+    that is not a shot.
+    """
+    before = last.by_id
+    if all(wid in before and before[wid].status is WinkStatus.OFF for wid in moved):
+        return list(moved)
+    return []
+
+
+def _not_at_start(board: Board) -> list[str]:
+    """What keeps the board from being the starting position (rule 5.2), in words."""
+    said = []
+    for colour in Colour:
+        winks = board.of_colour(colour)
+        away = [w.id for w in winks if w.status is not WinkStatus.UNPLAYED]
+        behind = len(winks) - len(away)
+        if away:
+            said.append(f"{colour.value}: {', '.join(away)} not behind the baseline")
+        elif behind != 6:
+            said.append(f"{colour.value}: {behind} winks behind the baseline, not 6")
+    return said
+
+
+@dataclass
+class _Tally:
+    """What the referee has said so far, to say each thing once."""
+
+    events: int = 0
+    hidden_said: bool = False
+    waiting_said: tuple[str, ...] = ()
+    reviews_said: set[str] = field(default_factory=set)
+
+
+class Referee:
+    """The game as the camera sees it, one settled view at a time.
+
+    Parameters
+    ----------
+    analyzer : StillCameraAnalyzer
+        For this camera; it keeps the winks' ids from view to view.
+    game : Game
+        The rules engine, before the first shot.
+    record : GameRecord
+        The record's settings (ruleset, format, squidge-off, period); the
+        shots are added as they are played.
+    record_path : Path or None
+        Rewritten after every shot; None keeps the record in memory only.
+    frames_dir : Path or None
+        Where each analysed view is saved, as ``shot_NNN.jpg`` (a shot
+        given to the engine) or ``not_understood_NNN.jpg``: the evidence
+        an umpire can review later.
+
+    Unlike the value types this is a session object: ``observe`` changes it.
+    """
+
+    def __init__(
+        self,
+        analyzer: StillCameraAnalyzer,
+        game: Game,
+        record: GameRecord,
+        *,
+        record_path: Path | None = None,
+        frames_dir: Path | None = None,
+    ) -> None:
+        self.analyzer = analyzer
+        self.game = game
+        self.record = record
+        self.record_path = record_path
+        self.frames_dir = frames_dir
+        self._board: Board | None = None
+        self._first_shot_s: float | None = None
+        self._said = _Tally()
+        self._refused = 0
+
+    @property
+    def shots(self) -> tuple[ShotRecord, ...]:
+        """The shots given to the engine so far."""
+        return self.record.shots
+
+    @property
+    def started(self) -> bool:
+        """Whether the starting position has been seen."""
+        return self._board is not None
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+        return self.game.result is not None
+
+    def save_record(self) -> None:
+        """Write the record as it stands (atomically: a failed write keeps the old file)."""
+        if self.record_path is None:
+            return
+        text = json.dumps(self.record.model_dump(mode="json", by_alias=True), indent=2)
+        write_text_atomic(self.record_path, text + "\n", option="--record")
+
+    def game_time_s(self, t_s: float) -> float | None:
+        """Seconds since the first shot began, or None before it."""
+        return None if self._first_shot_s is None else max(0.0, t_s - self._first_shot_s)
+
+    def observe(self, frame: Frame, *, shot_began_s: float | None = None) -> list[Announcement]:
+        """Analyse a settled view and say what changed.
+
+        Parameters
+        ----------
+        frame : Frame
+        shot_began_s : float or None
+            When the motion that ended in this view began (the shot's time
+            for the timed period, rule 17); default ``frame.t_s``.
+        """
+        if self.over:
+            return []
+        analysis = self.analyzer.analyze(frame.image_bgr)
+        said: list[Announcement] = []
+
+        def say(kind: AnnouncementKind, text: str, event: Event | None = None) -> None:
+            t = event.t if event is not None else self.game_time_s(frame.t_s)
+            said.append(Announcement(kind, text, t, frame.label, event))
+
+        if analysis.hidden_regions:
+            if not self._said.hidden_said:
+                area_cm2 = sum(r.area_mm2 for r in analysis.hidden_regions) / 100.0
+                say(
+                    AnnouncementKind.HIDDEN,
+                    f"Part of the mat is hidden ({area_cm2:.0f} cm²): waiting for a clear "
+                    "view before judging the shot.",
+                )
+                self._said.hidden_said = True
+            return said
+        self._said.hidden_said = False
+        board = analysis.board
+
+        if self._board is None:
+            problems = tuple(_not_at_start(board))
+            if problems:
+                if problems != self._said.waiting_said:
+                    say(
+                        AnnouncementKind.WAITING,
+                        "Waiting for the starting position (rule 5.2: six winks of each "
+                        "colour behind its baseline): " + "; ".join(problems) + ".",
+                    )
+                    self._said.waiting_said = problems
+                return said
+            self._board = board
+            say(
+                AnnouncementKind.START,
+                f"Starting position seen: 24 winks behind their baselines. "
+                f"{self.record.squidge_off_winner.value.capitalize()} won the squidge-off "
+                "and plays first (rule 6).",
+            )
+            return said
+
+        moved = _changed_winks(self._board, board)
+        if not moved:
+            return said
+        replaced = _replaced_off_winks(self._board, moved)
+        if replaced:
+            self._board = board
+            say(
+                AnnouncementKind.REPLACED,
+                f"{', '.join(replaced)} put back on the mat (rule 13.1); not a shot.",
+            )
+            return said
+
+        turn = self.game.next_turn()
+        colour = turn.colour if turn.colour is not None else turn.choices[0]
+        began_s = frame.t_s if shot_began_s is None else shot_began_s
+        if self._first_shot_s is None:
+            t_game = 0.0
+        else:
+            t_game = max(began_s - self._first_shot_s, self.record.shots[-1].t)
+        shot = ShotRecord(t=t_game, colour=colour, board=board)
+        index = len(self.record.shots)
+        try:
+            self.game.play(shot, index=index)
+        except IllegalRecordError as exc:
+            self._refused += 1
+            self._save_frame(frame, f"not_understood_{self._refused:03d}.jpg")
+            say(
+                AnnouncementKind.NOT_UNDERSTOOD,
+                f"This position cannot follow the last one ({'; '.join(exc.problems)}), so "
+                f"it is not counted as {colour.value}'s shot. Check the winks named, put any "
+                "wink moved by mistake back, and the referee will look again.",
+            )
+            return said
+        if self._first_shot_s is None:
+            self._first_shot_s = began_s
+        self.record = self.record.model_copy(update={"shots": (*self.record.shots, shot)})
+        self._board = board
+        self.save_record()
+        self._save_frame(frame, f"shot_{index:03d}.jpg")
+        say(
+            AnnouncementKind.SHOT,
+            f"Shot {index + 1}: {colour.value} played ({', '.join(moved)} moved).",
+        )
+        for event in self.game.events[self._said.events :]:
+            ended = event.type is EventType.GAME_END
+            kind = AnnouncementKind.END if ended else AnnouncementKind.RULES
+            said.append(Announcement(kind, event_line(event), event.t, frame.label, event))
+        self._said.events = len(self.game.events)
+        for text in analysis.reviews:
+            if text not in self._said.reviews_said:
+                say(AnnouncementKind.REVIEW, f"Umpire: {text}")
+                self._said.reviews_said.add(text)
+        if not self.over:
+            line = next_turn_line(self.game.next_turn())
+            if line:
+                say(AnnouncementKind.NEXT, line)
+        return said
+
+    def _save_frame(self, frame: Frame, name: str) -> None:
+        if self.frames_dir is None:
+            return
+        write_image_atomic(
+            self.frames_dir / name, frame.image_bgr, option="--save-frames", make_parent=True
+        )
+
+
+def settler_for(analyzer: StillCameraAnalyzer, *, settle_s: float = SETTLE_S) -> Settler:
+    """A settler watching the mat and the table round it, as the analyser sees them."""
+    return Settler(watched_small(analyzer.context), settle_s=settle_s)
+
+
+__all__ = [
+    "HIDDEN_SCALE",
+    "Announcement",
+    "AnnouncementKind",
+    "Frame",
+    "MOVED_MM",
+    "Referee",
+    "SETTLE_S",
+    "Settler",
+    "settler_for",
+]

@@ -1,0 +1,271 @@
+"""The live referee's logic: settling, shots given to the engine, what it says.
+
+The vision is replaced by a stand-in that returns a prepared board per
+picture, so that each test states exactly what the camera "saw"; the
+end-to-end runs on rendered frames are in ``test_watch_cli.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rules.board import Board, Colour, starting_board
+from rules.engine import Game, replay_record
+from rules.events import EventType
+from rules.record import GameRecord, load_record
+from service.watch import (
+    MOTION_LEVELS,
+    AnnouncementKind,
+    Frame,
+    Referee,
+    Settler,
+)
+from tests.rules.boardkit import apply, make_board
+
+
+@dataclass
+class _View:
+    board: Board
+    hidden_regions: tuple[Any, ...] = ()
+    reviews: tuple[str, ...] = ()
+
+
+@dataclass
+class _Hidden:
+    area_mm2: float = 20000.0
+
+
+@dataclass
+class _StandInAnalyzer:
+    """Returns the view prepared for a picture; the picture's first pixel names it."""
+
+    views: dict[int, _View] = field(default_factory=dict)
+
+    def analyze(self, image_bgr: np.ndarray) -> _View:
+        return self.views[int(image_bgr[0, 0, 0])]
+
+
+class _Camera:
+    """Feeds prepared views to a referee as frames 30 s apart."""
+
+    def __init__(self, tmp_path: Path | None = None, first: Colour = Colour.BLUE) -> None:
+        self.analyzer = _StandInAnalyzer()
+        record = GameRecord(squidge_off_winner=first)
+        self.record_path = None if tmp_path is None else tmp_path / "game.json"
+        self.referee = Referee(
+            self.analyzer,  # type: ignore[arg-type]
+            Game.from_record(record),
+            record,
+            record_path=self.record_path,
+        )
+        self.t_s = 0.0
+
+    def see(self, board: Board, **view: Any) -> list[Any]:
+        key = len(self.analyzer.views)
+        self.analyzer.views[key] = _View(board, **view)
+        image = np.full((4, 4, 3), key, np.uint8)
+        said = self.referee.observe(Frame(image, self.t_s, f"frame {key}"))
+        self.t_s += 30.0
+        return said
+
+
+def _kinds(said: list[Any]) -> list[AnnouncementKind]:
+    return [a.kind for a in said]
+
+
+def test_the_starting_position_is_announced_with_who_plays_first() -> None:
+    camera = _Camera(first=Colour.RED)
+    said = camera.see(starting_board())
+    assert _kinds(said) == [AnnouncementKind.START]
+    assert "Red won the squidge-off" in said[0].text
+    assert camera.referee.started
+
+
+def test_a_view_before_the_winks_are_set_out_names_what_is_missing() -> None:
+    camera = _Camera()
+    said = camera.see(make_board(free=["blue-S1"]))
+    assert _kinds(said) == [AnnouncementKind.WAITING]
+    assert "blue-S1 not behind the baseline" in said[0].text
+    # The same view again is not said twice.
+    assert camera.see(make_board(free=["blue-S1"])) == []
+    assert _kinds(camera.see(starting_board())) == [AnnouncementKind.START]
+
+
+def test_a_shot_is_given_to_the_engine_as_the_colour_whose_turn_it_is() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    said = camera.see(make_board(free={"blue-S1": (-500.0, 200.0)}))
+    assert _kinds(said) == [AnnouncementKind.SHOT, AnnouncementKind.NEXT]
+    assert said[0].text == "Shot 1: blue played (blue-S1 moved)."
+    # Rule 7: play passes clockwise, blue to green (the engine's own order).
+    assert "Next: green to play" in said[1].text
+    (shot,) = camera.referee.shots
+    assert (shot.colour, shot.t) == (Colour.BLUE, 0.0)
+
+
+def test_a_view_with_nothing_moved_says_nothing() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    board = make_board(free={"blue-S1": (-500.0, 200.0)})
+    camera.see(board)
+    # The same wink fitted 1 mm away in the next view is the same position.
+    nudged = board.with_wink(board.wink("blue-S1").with_position(-499.0, 200.5))
+    assert camera.see(nudged) == []
+    assert len(camera.referee.shots) == 1
+
+
+def test_a_hand_over_the_mat_is_waited_for_and_said_once() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    after = make_board(free={"blue-S1": (-500.0, 200.0)})
+    first = camera.see(after, hidden_regions=(_Hidden(),))
+    assert _kinds(first) == [AnnouncementKind.HIDDEN]
+    assert "200 cm²" in first[0].text
+    assert camera.see(after, hidden_regions=(_Hidden(),)) == []
+    assert camera.referee.shots == ()
+    assert _kinds(camera.see(after))[0] is AnnouncementKind.SHOT
+
+
+def test_a_position_that_cannot_follow_is_not_counted_and_the_game_goes_on() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    # Rule 10.6: two unplayed winks cannot come into play in one shot.
+    said = camera.see(make_board(free=["blue-S1", "blue-S2"]))
+    assert _kinds(said) == [AnnouncementKind.NOT_UNDERSTOOD]
+    assert "rule 10.6" in said[0].text
+    assert camera.referee.shots == ()
+    # The players put one back: the shot is read.
+    assert _kinds(camera.see(make_board(free=["blue-S1"])))[0] is AnnouncementKind.SHOT
+
+
+def test_potting_an_own_wink_is_announced_with_its_extra_shot() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    said = camera.see(make_board(potted=["blue-S1"]))
+    texts = " / ".join(a.text for a in said)
+    assert [a.event.type for a in said if a.event is not None] == [
+        EventType.POTTED,
+        EventType.EXTRA_SHOT,
+    ]
+    # Rule 12: blue plays again.
+    assert said[-1].kind is AnnouncementKind.NEXT and "blue to play" in said[-1].text, texts
+    second = camera.see(make_board(potted=["blue-S1"], free=["blue-S2"]))
+    assert camera.referee.shots[-1].colour is Colour.BLUE
+    assert "green to play" in second[-1].text
+
+
+def test_a_squop_is_announced() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    board = make_board(free={"blue-S1": (0.0, 150.0)})
+    camera.see(board)
+    said = camera.see(apply(board, squop={"green-L1": "blue-S1"}))
+    types = [a.event.type for a in said if a.event is not None]
+    assert EventType.SQUOPPED in types
+
+
+def test_an_off_wink_put_back_on_the_mat_is_not_a_shot() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    board = make_board(free={"blue-S1": (-500.0, 200.0)})
+    camera.see(board)
+    off = apply(board, play=["green-S1"], off={"green-S1": (930.0, 100.0)})
+    said = camera.see(off)
+    assert EventType.FORFEIT in [a.event.type for a in said if a.event is not None]
+    back = off.with_wink(off.wink("green-S1").with_position(880.0, 100.0).with_status("free"))
+    replaced = camera.see(back)
+    assert _kinds(replaced) == [AnnouncementKind.REPLACED]
+    assert len(camera.referee.shots) == 2
+
+
+def test_new_umpire_reviews_are_said_once() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    review = "blue-S1 over green-L1: too close to call"
+    said = camera.see(make_board(free=["blue-S1"]), reviews=(review,))
+    assert [a.text for a in said if a.kind is AnnouncementKind.REVIEW] == [f"Umpire: {review}"]
+    again = camera.see(make_board(free=["blue-S1", "green-S1"]), reviews=(review,))
+    assert AnnouncementKind.REVIEW not in _kinds(again)
+
+
+def test_the_saved_record_replays_to_the_same_announcements(tmp_path: Path) -> None:
+    camera = _Camera(tmp_path)
+    camera.see(starting_board())
+    b1 = make_board(potted=["blue-S1"])
+    camera.see(b1)
+    b2 = apply(b1, play=["blue-S2"])
+    camera.see(b2)
+    camera.see(apply(b2, play=["green-L1"]))
+    assert camera.record_path is not None
+    record = load_record(camera.record_path)
+    assert [s.colour for s in record.shots] == [Colour.BLUE, Colour.BLUE, Colour.GREEN]
+    # Game time counts from the first shot, which is at 0 (rules 6.1, 17).
+    assert [s.t for s in record.shots] == [0.0, 30.0, 60.0]
+    game, _ = replay_record(record)
+    assert [e.text for e in game.events] == [e.text for e in camera.referee.game.events]
+
+
+def _frame(level: int, *, patch: int | None = None) -> np.ndarray:
+    image = np.full((80, 80, 3), level, np.uint8)
+    if patch is not None:
+        image[8:40, 8:40] = patch
+    return image
+
+
+def test_a_still_picture_settles_once_after_the_settle_time() -> None:
+    settler = Settler(np.ones((10, 10), bool), settle_s=1.0)
+    times = [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert [settler.update(_frame(100), t) for t in times] == [False, False, True, False, False]
+
+
+def test_motion_restarts_the_wait_and_dates_the_shot_from_its_start() -> None:
+    settler = Settler(np.ones((10, 10), bool), settle_s=1.0)
+    assert [settler.update(_frame(100), t) for t in (0.0, 1.0)] == [False, True]
+    # A hand comes in at 2 s, moves until 3 s, and leaves a wink moved.
+    moving = [_frame(100, patch=200), _frame(100, patch=150), _frame(100, patch=120)]
+    assert [settler.update(f, t) for f, t in zip(moving, (2.0, 2.5, 3.0), strict=True)] == [
+        False
+    ] * 3
+    assert settler.update(_frame(100, patch=120), 3.5) is False
+    assert settler.update(_frame(100, patch=120), 4.0) is True
+    assert settler.motion_began_s == 2.0
+
+
+def test_motion_outside_the_watched_region_does_not_keep_a_shot_from_settling() -> None:
+    watched = np.zeros((10, 10), bool)
+    watched[6:, 6:] = True  # the patch changes shrunk pixels 1-4 only
+    settler = Settler(watched, settle_s=1.0)
+    settler.update(_frame(100), 0.0)
+    assert settler.update(_frame(100, patch=220), 0.6) is False
+    assert settler.update(_frame(100, patch=40), 1.0) is True
+
+
+def test_noise_below_the_motion_level_is_not_motion() -> None:
+    rng = np.random.default_rng(0)
+    settler = Settler(np.ones((10, 10), bool), settle_s=1.0)
+    frames = [
+        np.clip(100 + rng.normal(0, 3, (80, 80, 3)), 0, 255).astype(np.uint8) for _ in range(3)
+    ]
+    assert MOTION_LEVELS > 3
+    assert [settler.update(f, t) for f, t in zip(frames, (0.0, 0.5, 1.0), strict=True)] == [
+        False,
+        False,
+        True,
+    ]
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        [0.0, 30.0, 60.0],  # photos 30 s apart
+        [0.0, 0.0, 0.0],  # photos without a clock
+    ],
+)
+def test_photos_each_count_as_a_settled_view(times: list[float]) -> None:
+    settler = Settler(np.ones((10, 10), bool), settle_s=0.0)
+    assert all(settler.update(_frame(100 + 10 * k), t) for k, t in enumerate(times))

@@ -1,0 +1,122 @@
+"""`winkref watch` from the command line: bad input, and a game watched end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from rules.record import load_record
+from service.cli import app
+from service.commands.watch import default_record_path
+
+runner = CliRunner()
+
+
+def _photos(folder: Path, count: int, size_px: tuple[int, int] = (40, 60)) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for k in range(count):
+        # A plain wooden table: colour, but no mat.
+        cv2.imwrite(str(folder / f"{k:03d}.png"), np.full((*size_px, 3), (60, 110, 170), np.uint8))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # nothing to watch
+        (["--squidge-off", "blue"], "give what to watch"),
+        # two things to watch
+        (["{dir}/shots", "--camera", "0", "--squidge-off", "blue"], "one of them"),
+        # who plays first is not optional (rule 6)
+        (["{dir}/shots"], "--squidge-off COLOUR is needed"),
+        (["{dir}/shots", "--squidge-off", "purple"], "'purple': not a wink colour"),
+        (["{dir}/shots", "--squidge-off", "blue", "--format", "quads"], "'quads'"),
+        (["{dir}/shots", "--squidge-off", "blue", "--ruleset", "nope"], "'nope'"),
+        (["{dir}/shots", "--squidge-off", "blue", "--time-limit", "0"], "in minutes"),
+        (["{dir}/shots", "--squidge-off", "blue", "--settle", "-1"], "cannot be negative"),
+        # a folder with no photos in it
+        (["{dir}/empty", "--squidge-off", "blue"], "holds no photos"),
+        # a video that is not there, or not a video
+        (["{dir}/game.mp4", "--squidge-off", "blue"], "does not exist"),
+        (["{dir}/notes.mp4", "--squidge-off", "blue"], "cannot be read as a video"),
+        # photos without a mat in them
+        (["{dir}/shots", "--squidge-off", "blue"], "mat"),
+        # a camera number OpenCV would misread
+        (["--camera", "100", "--squidge-off", "blue"], "numbered from 0"),
+        # the record's folder does not exist
+        (["{dir}/shots", "--squidge-off", "blue", "--record", "{dir}/no/r.json"], "does not exist"),
+        # --save-frames names a file
+        (["{dir}/shots", "--squidge-off", "blue", "--save-frames", "{dir}/notes.mp4"], "a file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
+    _photos(tmp_path / "shots", 2, size_px=(300, 400))
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.mp4").write_text("not a video\n")
+    filled = [a.replace("{dir}", str(tmp_path)) for a in args]
+    if "--record" not in filled:
+        filled += ["--record", str(tmp_path / "record.json")]
+    result = runner.invoke(app, ["watch", *filled])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert expected in result.output
+    # Nothing was decided, so no record was left behind.
+    assert not (tmp_path / "record.json").exists()
+
+
+def test_an_existing_record_is_never_overwritten(tmp_path: Path) -> None:
+    record = tmp_path / "game.json"
+    record.write_text('{"earlier": "game"}\n')
+    _photos(tmp_path / "shots", 1)
+    result = runner.invoke(
+        app, ["watch", str(tmp_path / "shots"), "--squidge-off", "blue", "--record", str(record)]
+    )
+    assert result.exit_code == 2
+    assert "already exists" in result.output
+    assert record.read_text() == '{"earlier": "game"}\n'
+
+
+def test_the_default_record_is_named_by_the_time() -> None:
+    from datetime import UTC, datetime
+
+    when = datetime(2026, 12, 2, 17, 5, 9, tzinfo=UTC)
+    assert default_record_path(when) == Path("winkref-game-20261202-170509.json")
+
+
+GAME = Path(__file__).resolve().parents[2] / "sample_images" / "game_00101"
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path) -> None:
+    """Each photo after a shot gives one shot to the engine, of the colour whose turn it was."""
+    record_path = tmp_path / "game.json"
+    result = runner.invoke(
+        app,
+        [
+            "watch",
+            str(GAME),
+            "--squidge-off",
+            json.loads((GAME / "record.json").read_text())["squidge_off_winner"],
+            "--record",
+            str(record_path),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert lines[0]["kind"] == "start"
+    truth = load_record(GAME / "record.json")
+    seen = load_record(record_path)
+    assert [s.colour for s in seen.shots] == [s.colour for s in truth.shots]
+    # The engine said the same things of the watched game as of the true one.
+    said = [line["event"]["type"] for line in lines if "event" in line]
+    from rules.engine import replay_record
+
+    game, _ = replay_record(truth)
+    assert said == [e.type.value for e in game.events]
+    assert lines[-1]["kind"] == "summary" and lines[-1]["shots"] == len(truth.shots)
