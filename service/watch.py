@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from rules.board import Board, Colour, WinkStatus
+from rules.board import Board, Colour, Doubt, WinkStatus, starting_board
 from rules.engine import Game
 from rules.events import Event, EventType
 from rules.record import GameRecord, IllegalRecordError, ShotRecord
@@ -58,6 +58,9 @@ MOTION_PIXELS = 3
 #: by the shot (the same wink's fitted centre wanders by well under 1 mm
 #: between frames of a still camera: docs/benchmarks.md, "Still camera"), mm.
 MOVED_MM = 4.0
+#: The starting position is taken as seen when at least this many of each
+#: colour's six winks are seen behind its baseline, and none in play.
+SEEN_AT_START = 4
 
 
 class AnnouncementKind(enum.StrEnum):
@@ -221,7 +224,13 @@ def _replaced_off_winks(last: Board, moved: Sequence[str]) -> list[str]:
 
 
 def _not_at_start(board: Board) -> list[str]:
-    """What keeps the board from being the starting position (rule 5.2), in words."""
+    """What keeps the board from being the starting position (rule 5.2), in words.
+
+    A wink seen in play keeps it from being the start. A wink not seen at
+    all does not, when at least :data:`SEEN_AT_START` of its colour are
+    seen behind the baseline: the detector misses the odd wink in a crowded
+    corner, and one that is there is found when it is played.
+    """
     said = []
     for colour in Colour:
         winks = board.of_colour(colour)
@@ -229,9 +238,62 @@ def _not_at_start(board: Board) -> list[str]:
         behind = len(winks) - len(away)
         if away:
             said.append(f"{colour.value}: {', '.join(away)} not behind the baseline")
-        elif behind != 6:
+        elif behind < SEEN_AT_START:
             said.append(f"{colour.value}: {behind} winks behind the baseline, not 6")
     return said
+
+
+def with_unseen_winks(board: Board, last: Board | None) -> tuple[Board, tuple[str, ...]]:
+    """The board with every wink of rule 2.1.1, and the ids the camera did not see.
+
+    A wink missing from ``board`` is kept as it was in ``last`` (before the
+    first shot: behind its baseline), flagged uncertain: the camera may have
+    lost it under another wink or in a crowded corner, and the rules engine
+    needs every wink to follow the game. It keeps its place but not its
+    squops, which the camera can no longer check. A wink counted potted
+    without being seen, that was not potted before, is taken as not seen.
+
+    Parameters
+    ----------
+    board : Board
+        As the camera saw it.
+    last : Board or None
+        The board before this view (None: the starting position).
+    """
+    before = (last if last is not None else starting_board()).by_id
+    # A wink the camera counted potted only because it saw too few of its
+    # colour elsewhere, and that was not potted before, is one it lost:
+    # between two views a wink reaches the pot only by being seen there.
+    seen = [
+        w
+        for w in board.winks
+        if not (
+            w.status is WinkStatus.POTTED
+            and Doubt.INFERRED in w.doubts
+            and w.id in before
+            and before[w.id].status is not WinkStatus.POTTED
+        )
+    ]
+    present = {w.id for w in seen}
+    squopped_now = {low for w in seen for low in w.squops}
+    kept = []
+    for wink in before.values():
+        if wink.id in present:
+            continue
+        status = wink.status
+        if status is WinkStatus.SQUOPPED and wink.id not in squopped_now:
+            status = WinkStatus.FREE
+        doubts = tuple(dict.fromkeys((*wink.doubts, Doubt.HIDDEN)))
+        kept.append(
+            wink.with_squops(())
+            .with_status(status)
+            .model_copy(update={"uncertain": True, "doubts": doubts})
+        )
+    if not kept:
+        return board, ()
+    # The tiddlies the camera counted leave the kept winks out; the engine counts its own.
+    filled = board.with_winks((*seen, *kept)).with_tiddlies(None)
+    return filled, tuple(w.id for w in kept)
 
 
 @dataclass
@@ -242,6 +304,7 @@ class _Tally:
     hidden_said: bool = False
     waiting_said: tuple[str, ...] = ()
     reviews_said: set[str] = field(default_factory=set)
+    unseen: set[str] = field(default_factory=set)
 
 
 class Referee:
@@ -354,15 +417,23 @@ class Referee:
                     )
                     self._said.waiting_said = problems
                 return said
-            self._board = board
+            self._board, unseen = with_unseen_winks(board, None)
+            seen_text = (
+                "24 winks behind their baselines"
+                if not unseen
+                else f"{24 - len(unseen)} winks behind their baselines, and "
+                f"{', '.join(unseen)} taken to be there too (not seen)"
+            )
             say(
                 AnnouncementKind.START,
-                f"Starting position seen: 24 winks behind their baselines. "
+                f"Starting position seen: {seen_text}. "
                 f"{self.record.squidge_off_winner.value.capitalize()} won the squidge-off "
                 "and plays first (rule 6).",
             )
+            self._said.unseen = set(unseen)
             return said
 
+        board, unseen = with_unseen_winks(board, self._board)
         moved = _changed_winks(self._board, board)
         if not moved:
             return said
@@ -375,14 +446,9 @@ class Referee:
             )
             return said
 
-        turn = self.game.next_turn()
-        colour = turn.colour if turn.colour is not None else turn.choices[0]
         began_s = frame.t_s if shot_began_s is None else shot_began_s
-        if self._first_shot_s is None:
-            t_game = 0.0
-        else:
-            t_game = max(began_s - self._first_shot_s, self.record.shots[-1].t)
-        shot = ShotRecord(t=t_game, colour=colour, board=board)
+        colour = self._to_play()
+        shot = ShotRecord(t=self._shot_time(began_s), colour=colour, board=board)
         index = len(self.record.shots)
         try:
             self.game.play(shot, index=index)
@@ -396,30 +462,80 @@ class Referee:
                 "wink moved by mistake back, and the referee will look again.",
             )
             return said
-        if self._first_shot_s is None:
-            self._first_shot_s = began_s
-        self.record = self.record.model_copy(update={"shots": (*self.record.shots, shot)})
         self._board = board
-        self.save_record()
         self._save_frame(frame, f"shot_{index:03d}.jpg")
         say(
             AnnouncementKind.SHOT,
             f"Shot {index + 1}: {colour.value} played ({', '.join(moved)} moved).",
         )
-        for event in self.game.events[self._said.events :]:
-            ended = event.type is EventType.GAME_END
-            kind = AnnouncementKind.END if ended else AnnouncementKind.RULES
-            said.append(Announcement(kind, event_line(event), event.t, frame.label, event))
-        self._said.events = len(self.game.events)
+        said += self._after_shot(shot, began_s, frame.label)
+        lost = sorted(set(unseen) - self._said.unseen)
+        if lost:
+            say(
+                AnnouncementKind.REVIEW,
+                f"Umpire: {', '.join(lost)} not seen in this view; taken to be where "
+                f"{'it was' if len(lost) == 1 else 'they were'}, free of squops: please check.",
+            )
+        self._said.unseen = set(unseen)
         for text in analysis.reviews:
             if text not in self._said.reviews_said:
                 say(AnnouncementKind.REVIEW, f"Umpire: {text}")
                 self._said.reviews_said.add(text)
         if not self.over:
-            line = next_turn_line(self.game.next_turn())
-            if line:
-                say(AnnouncementKind.NEXT, line)
+            said += self._next_line(frame.label)
         return said
+
+    def pass_turn(self, t_s: float, *, label: str = "keyboard") -> list[Announcement]:
+        """Rule 11: the colour whose turn it is passes (a camera cannot see a pass).
+
+        Parameters
+        ----------
+        t_s : float
+            When, seconds from the start of watching.
+        label : str
+            Where the pass came from, for the announcements.
+        """
+        if self.over or self._board is None:
+            return []
+        shot = ShotRecord(t=self._shot_time(t_s), colour=self._to_play(), is_pass=True)
+        self.game.play(shot, index=len(self.record.shots))
+        said = self._after_shot(shot, t_s, label)
+        if not self.over:
+            said += self._next_line(label)
+        return said
+
+    def _to_play(self) -> Colour:
+        turn = self.game.next_turn()
+        # The opponents' choice (23.3) follows a wrong-colour event, which
+        # only a record can hold: the first choice stands in for it.
+        return turn.colour if turn.colour is not None else turn.choices[0]
+
+    def _shot_time(self, began_s: float) -> float:
+        """Game time of a shot begun at ``began_s``: 0 for the first (rules 6.1, 17)."""
+        if self._first_shot_s is None:
+            return 0.0
+        return max(began_s - self._first_shot_s, self.record.shots[-1].t)
+
+    def _after_shot(self, shot: ShotRecord, began_s: float, label: str) -> list[Announcement]:
+        """Keep a shot the engine took, save the record, and say what the engine said."""
+        if self._first_shot_s is None:
+            self._first_shot_s = began_s
+        self.record = self.record.model_copy(update={"shots": (*self.record.shots, shot)})
+        self.save_record()
+        said = []
+        for event in self.game.events[self._said.events :]:
+            ended = event.type is EventType.GAME_END
+            kind = AnnouncementKind.END if ended else AnnouncementKind.RULES
+            said.append(Announcement(kind, event_line(event), event.t, label, event))
+        self._said.events = len(self.game.events)
+        return said
+
+    def _next_line(self, label: str) -> list[Announcement]:
+        line = next_turn_line(self.game.next_turn())
+        if not line:
+            return []
+        t = self.record.shots[-1].t if self.record.shots else None
+        return [Announcement(AnnouncementKind.NEXT, line, t, label)]
 
     def _save_frame(self, frame: Frame, name: str) -> None:
         if self.frames_dir is None:

@@ -12,10 +12,17 @@ score at the end. The game record is saved after every shot (``--record``);
 
 from __future__ import annotations
 
+import itertools
 import json
+import queue
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from calibration.result import MatPartlyOutOfFrameError, NoMatFoundError
 from rules.board import Colour
@@ -27,7 +34,15 @@ from service.commands.analyze import calibration_for_photo
 from service.commands.count import parse_format
 from service.frames import camera_frames, folder_frames, video_frames
 from service.outputs import UnwritableOutputError, check_output_path
-from service.watch import SETTLE_S, Announcement, Frame, Referee, settler_for
+from service.watch import (
+    HIDDEN_SCALE,
+    SETTLE_S,
+    Announcement,
+    Frame,
+    Referee,
+    Settler,
+    settler_for,
+)
 from vision.pipeline import StillCameraAnalyzer
 
 #: Photos in a folder are taken this far apart unless told (rule 17's
@@ -129,19 +144,13 @@ def run(
     _check_outputs(record_path, frames_dir, inputs)
     frames, photos = _frames(source, camera_index, interval_s)
 
-    first_frame = next(frames, None)
-    if first_frame is None:
-        raise WatchOptionsError(f"{str(source)!r} gave no picture to watch")
-    try:
-        calibration, corners, notes = calibration_for_photo(
-            first_frame.image_bgr, Path(first_frame.label), calibration_path
-        )
-    except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
-        # The class is kept, so that the command line adds its own hint too.
-        raise type(exc)(
-            f"{exc}; or calibrate once with 'winkref calibrate PHOTO -o calib.json' (which "
-            "also takes the corners by hand) and watch with --calibration calib.json"
-        ) from None
+    first_frame, calibration, corners, notes = _calibrated_view(
+        frames,
+        calibration_path,
+        settle_s=0.0 if photos else settle_s,
+        source=str(source) if source is not None else f"camera {camera_index}",
+        emit=emit if camera_index is not None else None,
+    )
     analyzer = StillCameraAnalyzer(calibration, corners_mm=corners)
     blue_x = analyzer.context.corners_mm[Colour.BLUE][0]
     record = GameRecord(
@@ -161,9 +170,22 @@ def run(
 
     for note in notes:
         emit(json.dumps({"kind": "note", "text": note}) if json_output else f"Note: {note}")
+    keys = _keyboard() if camera_index is not None and sys.stdin.isatty() else None
+    if keys is not None:
+        emit(KEYS_HELP)
     stopped = "the pictures ran out"
     try:
-        for frame in _chain(first_frame, frames):
+        for frame in itertools.chain([first_frame], frames):
+            typed = _typed(keys)
+            if "quit" in typed:
+                stopped = "stopped from the keyboard"
+                break
+            for word in typed:
+                if word == "pass":
+                    for item in referee.pass_turn(frame.t_s):
+                        say(item)
+                else:
+                    emit(KEYS_HELP)
             if settler.update(frame.image_bgr, frame.t_s):
                 for item in referee.observe(frame, shot_began_s=settler.motion_began_s):
                     say(item)
@@ -182,9 +204,90 @@ def run(
     return referee
 
 
-def _chain(first: Frame, rest: Iterator[Frame]) -> Iterator[Frame]:
-    yield first
-    yield from rest
+def _calibrated_view(
+    frames: Iterator[Frame],
+    calibration_path: Path | None,
+    *,
+    settle_s: float,
+    source: str,
+    emit: Callable[[str], None] | None,
+) -> tuple[Frame, Any, Any, tuple[str, ...]]:
+    """The first still picture the mat is found in, with its calibration, corners and notes.
+
+    With ``calibration_path`` that is the first picture (checked against
+    the file). Otherwise each picture at rest is tried in turn, so that a
+    hand over the mat at the start, or a camera still being set up, only
+    delays the start; ``emit`` (for a camera) is told why each try failed.
+
+    Raises
+    ------
+    ValueError
+        No picture at all; the calibration file does not fit; or no picture
+        showed the mat (the last try's reason, with what to do).
+    """
+    first = next(frames, None)
+    if first is None:
+        raise WatchOptionsError(f"{source!r} gave no picture to watch")
+    if calibration_path is not None:
+        found = calibration_for_photo(first.image_bgr, Path(first.label), calibration_path)
+        return (first, *found)
+    h, w = first.image_bgr.shape[:2]
+    whole = np.ones((-(-h // HIDDEN_SCALE), -(-w // HIDDEN_SCALE)), bool)
+    settler = Settler(whole, settle_s=settle_s)
+    failure: ValueError | None = None
+    said = ""
+    for frame in itertools.chain([first], frames):
+        if not settler.update(frame.image_bgr, frame.t_s):
+            continue
+        try:
+            found = calibration_for_photo(frame.image_bgr, Path(frame.label), None)
+        except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
+            failure = exc
+            if emit is not None and str(exc) != said:
+                emit(f"Looking for the mat: {exc}; trying again when the picture is still.")
+                said = str(exc)
+            continue
+        return (frame, *found)
+    if failure is None:
+        raise WatchOptionsError(
+            f"{source!r}: the picture was never still for {settle_s:g} s, so the mat could "
+            "not be looked for; give a shorter --settle, or a steadier camera"
+        )
+    # The class is kept, so that the command line adds its own hint too.
+    raise type(failure)(
+        f"{failure}; or calibrate once with 'winkref calibrate PHOTO -o calib.json' (which "
+        "also takes the corners by hand) and watch with --calibration calib.json"
+    ) from None
+
+
+#: What the keyboard does while a camera is watched.
+KEYS_HELP = (
+    "Type p and Enter when a player passes (rule 11), q and Enter to stop; "
+    "the record is saved after every shot."
+)
+_WORDS = {"p": "pass", "pass": "pass", "q": "quit", "quit": "quit", "stop": "quit"}
+
+
+def _keyboard() -> queue.Queue[str]:
+    """Lines typed at the terminal, read in the background so the camera is not held up."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        for line in sys.stdin:
+            lines.put(line.strip().lower())
+
+    threading.Thread(target=read, name="winkref-keyboard", daemon=True).start()
+    return lines
+
+
+def _typed(keys: queue.Queue[str] | None) -> list[str]:
+    """The commands typed since the last frame: ``pass``, ``quit`` or ``help``."""
+    out: list[str] = []
+    while keys is not None and not keys.empty():
+        line = keys.get_nowait()
+        if line:
+            out.append(_WORDS.get(line, "help"))
+    return out
 
 
 def _summary(

@@ -269,3 +269,21 @@ def test_noise_below_the_motion_level_is_not_motion() -> None:
 def test_photos_each_count_as_a_settled_view(times: list[float]) -> None:
     settler = Settler(np.ones((10, 10), bool), settle_s=0.0)
     assert all(settler.update(_frame(100 + 10 * k), t) for k, t in enumerate(times))
+
+
+def test_a_pass_told_from_the_keyboard_is_a_rule_11_pass() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    camera.see(make_board(free=["blue-S1"]))
+    said = camera.referee.pass_turn(75.0)
+    assert [a.event.type for a in said if a.event is not None] == [EventType.PASS]
+    assert "green passes" in said[0].text.lower()
+    assert "Next: red to play" in said[-1].text
+    # The first shot was seen at 30 s of watching: game time counts from it.
+    assert camera.referee.shots[-1].is_pass and camera.referee.shots[-1].t == 45.0
+
+
+def test_a_pass_before_the_game_has_begun_is_ignored() -> None:
+    camera = _Camera()
+    assert camera.referee.pass_turn(5.0) == []
+    assert camera.referee.shots == ()

@@ -120,3 +120,16 @@ def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path) -> None:
     game, _ = replay_record(truth)
     assert said == [e.type.value for e in game.events]
     assert lines[-1]["kind"] == "summary" and lines[-1]["shots"] == len(truth.shots)
+
+
+def test_keys_typed_while_a_camera_is_watched_are_read_as_commands() -> None:
+    import queue
+
+    from service.commands.watch import _typed
+
+    keys: queue.Queue[str] = queue.Queue()
+    for line in ["p", "", "q", "hello"]:  # pass, an empty line, stop, a typo
+        keys.put(line)
+    assert _typed(keys) == ["pass", "quit", "help"]
+    assert _typed(keys) == []
+    assert _typed(None) == []
