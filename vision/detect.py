@@ -537,6 +537,16 @@ def clear_caches(*, keep_views: bool = False) -> None:
     _FRAME_STATS.clear()
 
 
+def forget_felt_model(camera: CameraModel) -> None:
+    """Make the next whole frame from ``camera`` model its felt afresh.
+
+    For a frame known to have changed since the model was made (a shot
+    played): winks that left a crowded spot leave the old model tinted
+    there, which shows as phantom winks.
+    """
+    _FELT_CACHE.pop(_camera_key(camera), None)
+
+
 def _cached_felt_model(
     camera: CameraModel, view: BirdsEyeView, view_bgr: npt.NDArray[np.uint8]
 ) -> npt.NDArray[np.uint8]:
@@ -2463,16 +2473,16 @@ def detect_winks(
     if stats is not None and cached_felt is not None:
         window = view.window(window_mm) if window_mm is not None else None
     if window is not None and cached_felt is not None:
-        # The window is a slice of the whole view: so is its felt model.
-        c0 = round((window.x_min_mm - view.x_min_mm) * view.px_per_mm)
-        r0 = round((view.y_max_mm - window.y_max_mm) * view.px_per_mm)
-        width, height = window.size_wh
-        felt = cached_felt[0][r0 : r0 + height, c0 : c0 + width]
-        # A window uses the felt model as a whole frame does: it counts
-        # towards the model's refresh (FELT_REFRESH_FRAMES).
-        _FELT_CACHE[key] = (cached_felt[0], cached_felt[1], cached_felt[2] + 1)
+        # A window is searched because the picture changed there, so the
+        # felt is modelled afresh from it: the whole frame's model, made
+        # before the change, holds the colour of winks that have since left
+        # (a crowded corner's median is partly wink), and the felt bared
+        # where they were would stand out from it as phantom winks.
         view = window
         view_bgr = view.warp(image_bgr)
+        felt = _felt_model(view, view_bgr)
+        # It still counts towards the whole model's refresh (FELT_REFRESH_FRAMES).
+        _FELT_CACHE[key] = (cached_felt[0], cached_felt[1], cached_felt[2] + 1)
     else:
         stats = None
         view_bgr = view.warp(image_bgr)

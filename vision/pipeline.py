@@ -810,9 +810,11 @@ class StillCameraAnalyzer:
     :data:`WINDOW_PAD_MM` wider (:func:`vision.detect.detect_winks` with
     ``window_mm``), and the last frame's winks elsewhere are kept. The board
     is then built afresh from them all, on this frame. When a colour comes
-    out with fewer winks than before (one went off the mat, into the pot or
-    anywhere outside the window), when part of the mat was hidden, or when
-    the board's turn is not known, the whole frame is searched instead.
+    out with more or fewer winks than before (one went off the mat, into the
+    pot or anywhere outside the window, or the window saw a phantom), when
+    part of the mat was hidden, or when the board's turn is not known, the
+    whole frame is searched instead. The felt is modelled afresh wherever
+    the frame is searched: winks that left a spot leave an old model tinted.
 
     Unlike the value types this is a session object: ``analyze`` updates it.
     """
@@ -874,6 +876,11 @@ class StillCameraAnalyzer:
         if detections is None:
             analysis = self._analyze_change(image_bgr, small, previous)
         if analysis is None:
+            if detections is None and self.detector is None:
+                # The frame changed since the last one (else it was reused above).
+                from vision.detect import forget_felt_model
+
+                forget_felt_model(self.context.camera)
             analysis = analyze_frame(
                 image_bgr,
                 self.context,
@@ -949,8 +956,12 @@ class StillCameraAnalyzer:
         # No wink is found twice by two windows: boxes whose windows could
         # overlap were joined (see _change_boxes_mm).
         merged = WinkDetections.concatenate([kept, fresh])
+        # A shot neither makes nor loses winks: a colour found more or fewer
+        # times than before is one the window saw wrong (a phantom where a
+        # wink left a crowded corner, found in a live game) or a wink that
+        # went where the window does not reach, so the whole frame decides.
         for colour in Colour:
-            if np.sum(merged.colour == colour) < np.sum(last.detections.colour == colour):
+            if np.sum(merged.colour == colour) != np.sum(last.detections.colour == colour):
                 return None
         detect_ms = (time.perf_counter() - t0) * 1000.0
         analysis = analyze_frame(image_bgr, self.context, detections=merged, previous=previous)
