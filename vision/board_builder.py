@@ -51,6 +51,7 @@ from vision.status import (
     colour_beside_winks_mm2,
     hidden_behind_pot_fraction,
     infer_potted,
+    own_unplayed_triangle,
     pot_colours_seen,
     pot_hidden_fraction,
     pot_reading,
@@ -178,14 +179,36 @@ def _fitted_twice(idx: list[int], mat_xy_mm: FloatArray, confidence: FloatArray)
     return twice
 
 
+def _behind_another_baseline(
+    detections: WinkDetections, corners_mm: Mapping[Colour, Sequence[float]]
+) -> npt.NDArray[np.bool_]:
+    """Whether each detection lies behind the baseline of a colour not its own (rule 3)."""
+    out = np.zeros(len(detections), bool)
+    for corner in Colour:
+        others = np.array([c is not corner for c in detections.colour], bool)
+        if others.any():
+            depth = own_unplayed_triangle(
+                detections.mat_xy_mm, [corner] * len(detections), corners_mm
+            )
+            out |= others & (depth > 0)
+    return out
+
+
 def _fix_counts(
-    detections: WinkDetections, candidates: npt.NDArray[np.bool_] | None = None
+    detections: WinkDetections,
+    candidates: npt.NDArray[np.bool_] | None = None,
+    corners_mm: Mapping[Colour, Sequence[float]] | None = None,
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.bool_], list[str]]:
     """Keep at most six winks per colour, two of them large (rule 2.1.1).
 
     Only ``candidates`` (all detections by default) take part; the rest are
-    not kept. Returns which detections to keep, their (possibly corrected)
-    sizes, which sizes were corrected, and notes.
+    not kept. Of too many winks of a colour, one fitted twice goes first,
+    then one behind another colour's baseline (with ``corners_mm``): rule
+    5.2 starts every wink behind its own, and in another colour's crowded
+    corner the felt showing between its winks can pass for a wink (found
+    watching games on green felt). Then the least confident. Returns which
+    detections to keep, their (possibly corrected) sizes, which sizes were
+    corrected, and notes.
     """
     n = len(detections)
     keep = np.ones(n, bool) if candidates is None else np.asarray(candidates, bool).copy()
@@ -204,17 +227,25 @@ def _fix_counts(
         else np.nan_to_num(np.asarray(detections.size_confidence, float), nan=0.0)
     )
     mat_xy = np.asarray(detections.mat_xy_mm, float)
+    elsewhere = (
+        np.zeros(n, bool)
+        if corners_mm is None or n == 0
+        else _behind_another_baseline(detections, corners_mm)
+    )
     for colour in Colour:
         idx = [i for i in range(n) if detections.colour[i] is colour and keep[i]]
         if len(idx) > WINKS_PER_COLOUR:
             twice = _fitted_twice(idx, mat_xy, conf)
-            # The second fits of one wink go first, then the least confident.
-            order = sorted(idx, key=lambda i: (i in twice, -conf[i]))
+            order = sorted(idx, key=lambda i: (i in twice, bool(elsewhere[i]), -conf[i]))
             for i in order[WINKS_PER_COLOUR:]:
                 keep[i] = False
-            extra = len(idx) - WINKS_PER_COLOUR
-            doubles = min(extra, len(twice))
-            dropped = [f"the {extra - doubles} least confident"] if extra > doubles else []
+            gone = order[WINKS_PER_COLOUR:]
+            doubles = sum(i in twice for i in gone)
+            astray = sum(i not in twice and bool(elsewhere[i]) for i in gone)
+            rest = len(gone) - doubles - astray
+            dropped = [f"the {rest} least confident"] if rest else []
+            if astray:
+                dropped.insert(0, f"{astray} behind another colour's baseline")
             if doubles:
                 dropped.insert(
                     0,
@@ -315,6 +346,26 @@ def _assign_ids(
                         if cost[r, c] <= TRACK_RADIUS_MM and prev[c].id in free_ids:
                             ids[members[r]] = prev[c].id
                             free_ids.remove(prev[c].id)
+            if previous is not None:
+                # Potted winks have no place to be tracked by, but a wink
+                # potted before is still potted (8.1.3): it keeps its id, so
+                # that a wink played later is not taken for it.
+                was_potted = [
+                    w.id
+                    for w in previous.winks
+                    if w.colour is colour
+                    and w.size is size
+                    and w.status is WinkStatus.POTTED
+                    and w.id in free_ids
+                ]
+                potted_now = [
+                    i for i in members if not ids[i] and status_rank[i] == _STATUS_RANK_POTTED
+                ]
+                for i, wid in zip(potted_now, was_potted, strict=False):
+                    ids[i] = wid
+                    free_ids.remove(wid)
+                # The others last, left for potted winks inferred, not seen.
+                free_ids.sort(key=lambda wid: wid in was_potted)
             rest = [i for i in members if not ids[i]]
             rest.sort(key=lambda i: (status_rank[i], *np.round(mat_xy_mm[i], 1).tolist()))
             for i, wid in zip(rest, free_ids, strict=False):
@@ -322,8 +373,9 @@ def _assign_ids(
     return ids
 
 
+_STATUS_RANK_POTTED = 0
 _STATUS_RANK = {
-    WinkStatus.POTTED: 0,
+    WinkStatus.POTTED: _STATUS_RANK_POTTED,
     WinkStatus.FREE: 1,
     WinkStatus.SQUOPPED: 2,
     WinkStatus.UNPLAYED: 3,
@@ -382,7 +434,7 @@ def assemble_board(
     corners = DEFAULT_CORNERS_MM if corners_mm is None else corners_mm
     in_foot = _in_pot_foot(detections, camera, pot_centre_mm)
     detections, recolour_notes = _with_colours_by_count(detections, ~in_foot)
-    keep, sizes, resized, notes = _fix_counts(detections, ~in_foot)
+    keep, sizes, resized, notes = _fix_counts(detections, ~in_foot, corners)
     notes = recolour_notes + notes
     for i in np.flatnonzero(in_foot):
         u_px, v_px = detections.image_xy_px[i]

@@ -134,3 +134,75 @@ def test_a_seventh_wink_that_is_a_second_fit_of_another_is_the_one_dropped(
     assert all(np.hypot(*(np.asarray(xy) - places_mm[dropped_place])) > 1.0 for xy in kept)
     note = next(n for n in assembly.notes if "rule 2.1.1 allows 6" in n)
     assert ("one wink fitted twice" in note) == (pair_apart_mm < FITTED_TWICE_MM)
+
+
+def test_a_seventh_wink_behind_another_colours_baseline_is_the_one_dropped() -> None:
+    # Rule 5.2: each colour starts behind its own baseline. Seven green
+    # detections, one of them among the yellow winks in yellow's corner
+    # (default layout: yellow at -x, -y), more confident than a real green:
+    # felt showing between winks there passed for a green wink on green felt.
+    camera = overhead_camera()
+    places_mm = [(-500.0 + 120.0 * k, 200.0) for k in range(6)]
+    places_mm.append((-870.0, -420.0))
+    sizes = [WinkSize.LARGE, WinkSize.LARGE] + [WinkSize.SMALL] * 5
+    winks = [SceneWink(Colour.GREEN, s, x, y) for s, (x, y) in zip(sizes, places_mm, strict=True)]
+    dets = replace(
+        detections_for(camera, winks),
+        confidence=np.array([0.5, 0.9, 0.9, 0.9, 0.9, 0.9, 0.6]),
+    )
+    assembly = assemble_board(dets, camera)
+    kept = [w.mat_xy for w in assembly.board.winks if not w.inferred]
+    assert len(kept) == 6
+    assert all(np.hypot(*(np.asarray(xy) - places_mm[6])) > 1.0 for xy in kept)
+    note = next(n for n in assembly.notes if "rule 2.1.1 allows 6" in n)
+    assert "1 behind another colour's baseline" in note
+
+
+@pytest.mark.parametrize(
+    "potted_seen",
+    [
+        True,  # the potted wink is seen in the pot
+        False,  # it is not seen, and is counted potted from the others
+    ],
+)
+def test_a_wink_potted_before_keeps_its_id_when_another_is_played(potted_seen: bool) -> None:
+    # A live game: red-S1 went into the pot, then a red small wink is played
+    # from behind the baseline. Were the ids handed out afresh, the new wink
+    # could take red-S1 and the potted one another's id, and the rules
+    # engine would hear "red-S1 knocked out of the pot".
+    from rules.board import Board, Wink, WinkStatus
+    from vision.board_builder import _STATUS_RANK, _assign_ids
+
+    previous = Board(
+        winks=(
+            Wink(id="red-S1", colour=Colour.RED, size=WinkSize.SMALL, status=WinkStatus.POTTED),
+            *(
+                Wink(
+                    id=f"red-S{k}",
+                    colour=Colour.RED,
+                    size=WinkSize.SMALL,
+                    status=WinkStatus.UNPLAYED,
+                    x_mm=850.0,
+                    y_mm=-420.0 + 15.0 * k,
+                )
+                for k in (2, 3, 4)
+            ),
+        )
+    )
+    places = [(300.0, -100.0), (850.0, -390.0), (850.0, -360.0)]
+    ranks = [_STATUS_RANK[WinkStatus.FREE], *[_STATUS_RANK[WinkStatus.UNPLAYED]] * 2]
+    if potted_seen:
+        places.append((0.0, 0.0))
+        ranks.append(_STATUS_RANK[WinkStatus.POTTED])
+    ids = _assign_ids(
+        [Colour.RED] * len(places),
+        [WinkSize.SMALL] * len(places),
+        np.array(places),
+        ranks,
+        previous,
+    )
+    # The two still behind the baseline keep theirs; the played one takes the
+    # id of the one that left, not the potted wink's.
+    assert ids[:3] == ["red-S3", "red-S2", "red-S4"]
+    if potted_seen:
+        assert ids[3] == "red-S1"
