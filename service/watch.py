@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,13 +35,14 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from rules.board import Board, Colour, Doubt, WinkStatus, starting_board
+from rules.board import Board, Colour, Doubt, Wink, WinkStatus, starting_board
 from rules.engine import Game
 from rules.events import Event, EventType
 from rules.record import GameRecord, IllegalRecordError, ShotRecord
 from service.commands.replay import event_line, next_turn_line
 from service.outputs import write_image_atomic, write_text_atomic
 from vision.pipeline import HIDDEN_SCALE, StillCameraAnalyzer, watched_small
+from vision.status import own_unplayed_triangle
 
 #: A picture still for this long after a change is a finished shot, s.
 #: Winks come to rest well within half a second of a squidge; a player
@@ -58,6 +59,10 @@ MOTION_PIXELS = 3
 #: by the shot (the same wink's fitted centre wanders by well under 1 mm
 #: between frames of a still camera: docs/benchmarks.md, "Still camera"), mm.
 MOVED_MM = 4.0
+#: A wink's disc whose pixels changed by more than this on average (8-bit
+#: levels) between two views has left its place: the felt bared differs
+#: from a wink's colour by tens of levels, sensor noise by a few.
+LEFT_LEVELS = 20.0
 #: The starting position is taken as seen when at least this many of each
 #: colour's six winks are seen behind its baseline, and none in play.
 SEEN_AT_START = 4
@@ -168,6 +173,13 @@ class Settler:
         self.motion_began_s: float | None = None
         self._moving_since_s: float | None = None
 
+    def start_settled(self, image_bgr: npt.NDArray[np.uint8], t_s: float) -> None:
+        """Take this picture as one already at rest (it was looked at still)."""
+        self._last_small = None
+        self.update(image_bgr, t_s)
+        self._reported = True
+        self.motion_began_s = t_s
+
     def update(self, image_bgr: npt.NDArray[np.uint8], t_s: float) -> bool:
         """Whether this frame is the first of a still spell long enough to analyse."""
         sh, sw = self.watched.shape
@@ -223,18 +235,66 @@ def _replaced_off_winks(last: Board, moved: Sequence[str]) -> list[str]:
     return []
 
 
-def _not_at_start(board: Board) -> list[str]:
+def kept_unplayed(board: Board, last: Board) -> Board:
+    """Rule 5.2, 10: a wink unplayed in ``last`` that has not moved is still unplayed.
+
+    An unplayed wink becomes played only by being played, so it moves; the
+    camera's status for one that stayed put (a wink in a crowded corner
+    read as in play, or a phantom between winks there) is not a shot. A
+    wink that another wink now squops keeps the camera's status.
+    """
+    before = last.by_id
+    squopped = {low for w in board.winks for low in w.squops}
+    winks = []
+    for wink in board.winks:
+        was = before.get(wink.id)
+        if (
+            was is not None
+            and was.status is WinkStatus.UNPLAYED
+            and wink.status is not WinkStatus.UNPLAYED
+            and wink.id not in squopped
+            and not wink.squops
+            and wink.mat_xy is not None
+            and was.mat_xy is not None
+            and float(np.hypot(*np.subtract(wink.mat_xy, was.mat_xy))) <= MOVED_MM
+        ):
+            wink = wink.with_status(WinkStatus.UNPLAYED)
+        winks.append(wink)
+    return board.with_winks(winks).with_tiddlies(None) if winks != list(board.winks) else board
+
+
+def as_starting_position(board: Board) -> Board:
+    """Every wink unplayed and squopping nothing, where the camera saw it (rule 5.2)."""
+    winks = [w.with_squops(()).with_status(WinkStatus.UNPLAYED) for w in board.winks]
+    return board.with_winks(winks).with_tiddlies(None)
+
+
+def _behind_a_baseline(wink: Wink, corners_mm: Mapping[Colour, Sequence[float]]) -> bool:
+    """Whether the wink's centre lies behind any colour's baseline (rule 3)."""
+    if wink.mat_xy is None:
+        return False
+    return any(
+        own_unplayed_triangle([wink.mat_xy], [colour], corners_mm)[0] > 0 for colour in Colour
+    )
+
+
+def _not_at_start(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) -> list[str]:
     """What keeps the board from being the starting position (rule 5.2), in words.
 
-    A wink seen in play keeps it from being the start. A wink not seen at
-    all does not, when at least :data:`SEEN_AT_START` of its colour are
+    A wink seen in play keeps it from being the start, unless it lies
+    behind a baseline (a crowded corner misread). A wink not seen at all
+    does not, when at least :data:`SEEN_AT_START` of its colour are
     seen behind the baseline: the detector misses the odd wink in a crowded
     corner, and one that is there is found when it is played.
     """
     said = []
     for colour in Colour:
         winks = board.of_colour(colour)
-        away = [w.id for w in winks if w.status is not WinkStatus.UNPLAYED]
+        away = [
+            w.id
+            for w in winks
+            if w.status is not WinkStatus.UNPLAYED and not _behind_a_baseline(w, corners_mm)
+        ]
         behind = len(winks) - len(away)
         if away:
             said.append(f"{colour.value}: {', '.join(away)} not behind the baseline")
@@ -243,7 +303,9 @@ def _not_at_start(board: Board) -> list[str]:
     return said
 
 
-def with_unseen_winks(board: Board, last: Board | None) -> tuple[Board, tuple[str, ...]]:
+def with_unseen_winks(
+    board: Board, last: Board | None, left: Callable[[Wink], bool] = lambda wink: False
+) -> tuple[Board, tuple[str, ...]]:
     """The board with every wink of rule 2.1.1, and the ids the camera did not see.
 
     A wink missing from ``board`` is kept as it was in ``last`` (before the
@@ -272,6 +334,7 @@ def with_unseen_winks(board: Board, last: Board | None) -> tuple[Board, tuple[st
             and Doubt.INFERRED in w.doubts
             and w.id in before
             and before[w.id].status is not WinkStatus.POTTED
+            and not left(before[w.id])
         )
     ]
     present = {w.id for w in seen}
@@ -344,6 +407,8 @@ class Referee:
         self.record_path = record_path
         self.frames_dir = frames_dir
         self._board: Board | None = None
+        # The picture the last board was read from, to tell where a view changed.
+        self._image: npt.NDArray[np.uint8] | None = None
         self._first_shot_s: float | None = None
         self._said = _Tally()
         self._refused = 0
@@ -407,7 +472,7 @@ class Referee:
         board = analysis.board
 
         if self._board is None:
-            problems = tuple(_not_at_start(board))
+            problems = tuple(_not_at_start(board, self.analyzer.context.corners_mm))
             if problems:
                 if problems != self._said.waiting_said:
                     say(
@@ -417,7 +482,8 @@ class Referee:
                     )
                     self._said.waiting_said = problems
                 return said
-            self._board, unseen = with_unseen_winks(board, None)
+            self._board, unseen = with_unseen_winks(as_starting_position(board), None)
+            self._image = frame.image_bgr
             seen_text = (
                 "24 winks behind their baselines"
                 if not unseen
@@ -433,13 +499,14 @@ class Referee:
             self._said.unseen = set(unseen)
             return said
 
-        board, unseen = with_unseen_winks(board, self._board)
+        board, unseen = with_unseen_winks(board, self._board, self._left_its_place(frame))
+        board = kept_unplayed(board, self._board)
         moved = _changed_winks(self._board, board)
         if not moved:
             return said
         replaced = _replaced_off_winks(self._board, moved)
         if replaced:
-            self._board = board
+            self._board, self._image = board, frame.image_bgr
             say(
                 AnnouncementKind.REPLACED,
                 f"{', '.join(replaced)} put back on the mat (rule 13.1); not a shot.",
@@ -462,7 +529,7 @@ class Referee:
                 "wink moved by mistake back, and the referee will look again.",
             )
             return said
-        self._board = board
+        self._board, self._image = board, frame.image_bgr
         self._save_frame(frame, f"shot_{index:03d}.jpg")
         say(
             AnnouncementKind.SHOT,
@@ -536,6 +603,32 @@ class Referee:
             return []
         t = self.record.shots[-1].t if self.record.shots else None
         return [Announcement(AnnouncementKind.NEXT, line, t, label)]
+
+    def _left_its_place(self, frame: Frame) -> Callable[[Wink], bool]:
+        """Whether the picture changed, since the last board's, where a wink was."""
+        last_image = self._image
+        camera = self.analyzer.context.camera
+
+        def left(wink: Wink) -> bool:
+            if last_image is None or wink.mat_xy is None:
+                return False
+            centre_px, rim_px = camera.mat_to_image(
+                [[*wink.mat_xy, 0.0], [wink.mat_xy[0] + wink.radius_mm, wink.mat_xy[1], 0.0]]
+            )
+            radius_px = max(float(np.hypot(*(rim_px - centre_px))), 2.0)
+            h, w = last_image.shape[:2]
+            c0, r0 = (max(int(v - radius_px), 0) for v in centre_px)
+            c1, r1 = (
+                min(int(centre_px[0] + radius_px) + 1, w),
+                min(int(centre_px[1] + radius_px) + 1, h),
+            )
+            if c1 <= c0 or r1 <= r0:
+                return False
+            before = last_image[r0:r1, c0:c1].astype(np.int16)
+            now = frame.image_bgr[r0:r1, c0:c1].astype(np.int16)
+            return float(np.abs(now - before).max(axis=2).mean()) > LEFT_LEVELS
+
+        return left
 
     def _save_frame(self, frame: Frame, name: str) -> None:
         if self.frames_dir is None:

@@ -175,7 +175,11 @@ def run(
         emit(KEYS_HELP)
     stopped = "the pictures ran out"
     try:
-        for frame in itertools.chain([first_frame], frames):
+        # The picture the mat was found in was still: it is looked at at once.
+        settler.start_settled(first_frame.image_bgr, first_frame.t_s)
+        for item in referee.observe(first_frame, shot_began_s=first_frame.t_s):
+            say(item)
+        for frame in frames:
             typed = _typed(keys)
             if "quit" in typed:
                 stopped = "stopped from the keyboard"

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from rules.board import Board, Colour, starting_board
+from rules.board import Board, Colour, Doubt, WinkStatus, starting_board
 from rules.engine import Game, replay_record
 from rules.events import EventType
 from rules.record import GameRecord, load_record
@@ -24,8 +25,11 @@ from service.watch import (
     Frame,
     Referee,
     Settler,
+    kept_unplayed,
+    with_unseen_winks,
 )
 from tests.rules.boardkit import apply, make_board
+from vision.status import DEFAULT_CORNERS_MM
 
 
 @dataclass
@@ -40,11 +44,23 @@ class _Hidden:
     area_mm2: float = 20000.0
 
 
+class _PixelCamera:
+    """Every mat point seen at the picture's corner: all views look alike there."""
+
+    def mat_to_image(self, mat_xyz_mm: Any) -> np.ndarray:
+        return np.zeros((len(mat_xyz_mm), 2))
+
+
 @dataclass
 class _StandInAnalyzer:
     """Returns the view prepared for a picture; the picture's first pixel names it."""
 
     views: dict[int, _View] = field(default_factory=dict)
+    context: Any = field(
+        default_factory=lambda: SimpleNamespace(
+            corners_mm=DEFAULT_CORNERS_MM, camera=_PixelCamera()
+        )
+    )
 
     def analyze(self, image_bgr: np.ndarray) -> _View:
         return self.views[int(image_bgr[0, 0, 0])]
@@ -177,7 +193,9 @@ def test_an_off_wink_put_back_on_the_mat_is_not_a_shot() -> None:
     off = apply(board, play=["green-S1"], off={"green-S1": (930.0, 100.0)})
     said = camera.see(off)
     assert EventType.FORFEIT in [a.event.type for a in said if a.event is not None]
-    back = off.with_wink(off.wink("green-S1").with_position(880.0, 100.0).with_status("free"))
+    back = off.with_wink(
+        off.wink("green-S1").with_position(880.0, 100.0).with_status(WinkStatus.FREE)
+    )
     replaced = camera.see(back)
     assert _kinds(replaced) == [AnnouncementKind.REPLACED]
     assert len(camera.referee.shots) == 2
@@ -287,3 +305,75 @@ def test_a_pass_before_the_game_has_begun_is_ignored() -> None:
     camera = _Camera()
     assert camera.referee.pass_turn(5.0) == []
     assert camera.referee.shots == ()
+
+
+def _placed_start() -> Board:
+    """The starting position with each wink at a spot in its own corner (rule 5.2)."""
+    winks = []
+    for colour in Colour:
+        cx, cy = DEFAULT_CORNERS_MM[colour]
+        for k, wink in enumerate(starting_board().of_colour(colour)):
+            inward = 40.0 + 12.0 * k
+            winks.append(wink.with_position(cx - np.sign(cx) * inward, cy - np.sign(cy) * 30.0))
+    return Board(winks=tuple(winks))
+
+
+def test_a_wink_read_in_play_in_a_crowded_corner_does_not_hold_up_the_start() -> None:
+    camera = _Camera()
+    start = _placed_start()
+    # A blue wink deep in its corner read as free (a misread, not a shot).
+    misread = start.with_wink(start.wink("blue-S1").with_status(WinkStatus.FREE))
+    said = camera.see(misread)
+    assert _kinds(said) == [AnnouncementKind.START]
+    # It stays unplayed while it stays put, so the next shot is green's own.
+    board = misread.with_wink(
+        misread.wink("blue-L1").with_position(-500.0, 200.0).with_status(WinkStatus.FREE)
+    )
+    assert _kinds(camera.see(board))[0] is AnnouncementKind.SHOT
+    assert camera.referee.shots[-1].board.wink("blue-S1").status is WinkStatus.UNPLAYED
+
+
+def test_an_unplayed_wink_that_moved_is_in_play() -> None:
+    start = _placed_start()
+    played = start.with_wink(
+        start.wink("red-S2").with_position(300.0, -100.0).with_status(WinkStatus.FREE)
+    )
+    assert kept_unplayed(played, start).wink("red-S2").status is WinkStatus.FREE
+    nudged = start.with_wink(start.wink("red-S2").with_status(WinkStatus.FREE))
+    assert kept_unplayed(nudged, start).wink("red-S2").status is WinkStatus.UNPLAYED
+
+
+@pytest.mark.parametrize(
+    ("left", "status"),
+    [
+        (False, WinkStatus.FREE),  # nothing changed where it was: lost, not potted
+        (True, WinkStatus.POTTED),  # the picture changed there: the pot is believed
+    ],
+)
+def test_a_wink_counted_potted_unseen_is_believed_only_where_the_picture_changed(
+    left: bool, status: WinkStatus
+) -> None:
+    last = make_board(free={"blue-S1": (200.0, 100.0)})
+    inferred = last.wink("blue-S1").model_copy(
+        update={
+            "status": WinkStatus.POTTED,
+            "x_mm": None,
+            "y_mm": None,
+            "uncertain": True,
+            "doubts": (Doubt.INFERRED,),
+        }
+    )
+    board, unseen = with_unseen_winks(last.with_wink(inferred), last, lambda wink: left)
+    assert board.wink("blue-S1").status is status
+    assert unseen == (() if left else ("blue-S1",))
+
+
+def test_a_wink_not_seen_is_kept_where_it_was_and_flagged() -> None:
+    last = make_board(free={"green-L1": (100.0, 50.0)}, squops={"green-L1": "red-S1"})
+    seen = Board(winks=tuple(w for w in last.winks if w.id != "green-L1"))
+    seen = seen.with_wink(seen.wink("red-S1").with_status(WinkStatus.FREE))
+    board, unseen = with_unseen_winks(seen, last)
+    kept = board.wink("green-L1")
+    assert unseen == ("green-L1",)
+    assert (kept.mat_xy, kept.squops, kept.uncertain) == (last.wink("green-L1").mat_xy, (), True)
+    assert board.problems() == []
