@@ -2,7 +2,11 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-DEFAULT_RECORD := examples/game_time_limit.json
+# The bundled game: a video of a still camera over seven shots, hands and all
+# (tools.scenegen.game --seed 101). Blue won its squidge-off; the timed period
+# is cut to 12 s so that the 24-second video shows time running out too.
+DEFAULT_GAME := sample_images/game_00101/game.mp4
+RUN_RECORD := $(shell mktemp -u /tmp/winkref-game-XXXXXX.json)
 
 .PHONY: run test lint typecheck clean bench
 
@@ -11,7 +15,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/winkref replay $(DEFAULT_RECORD)
+	$(VENV)/bin/winkref watch $(DEFAULT_GAME) --squidge-off blue --time-limit 0.2 --record $(RUN_RECORD)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

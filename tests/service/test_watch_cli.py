@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from rules.engine import replay_record
 from rules.record import load_record
 from service.cli import app
 from service.commands.watch import default_record_path
@@ -92,14 +93,21 @@ GAME = Path(__file__).resolve().parents[2] / "sample_images" / "game_00101"
 
 
 @pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
-def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path) -> None:
-    """Each photo after a shot gives one shot to the engine, of the colour whose turn it was."""
+@pytest.mark.parametrize(
+    "source",
+    [
+        "",  # the folder of photos, one after each shot
+        "game.mp4",  # the video: hands over the mat between the shots
+    ],
+)
+def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path, source: str) -> None:
+    """Each shot is given to the engine once, of the colour whose turn it was."""
     record_path = tmp_path / "game.json"
     result = runner.invoke(
         app,
         [
             "watch",
-            str(GAME),
+            str(GAME / source) if source else str(GAME),
             "--squidge-off",
             json.loads((GAME / "record.json").read_text())["squidge_off_winner"],
             "--record",
@@ -115,8 +123,6 @@ def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path) -> None:
     assert [s.colour for s in seen.shots] == [s.colour for s in truth.shots]
     # The engine said the same things of the watched game as of the true one.
     said = [line["event"]["type"] for line in lines if "event" in line]
-    from rules.engine import replay_record
-
     game, _ = replay_record(truth)
     assert said == [e.type.value for e in game.events]
     assert lines[-1]["kind"] == "summary" and lines[-1]["shots"] == len(truth.shots)
