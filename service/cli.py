@@ -311,12 +311,19 @@ def watch(
     json_output: Annotated[
         bool, typer.Option("--json", help="Print one JSON object per line.")
     ] = False,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Go on with the game saved in this record (after a stop or a crash).",
+        ),
+    ] = None,
 ) -> None:
     """The live referee: watch a game shot by shot and announce what the rules say."""
     from service.commands import watch as cmd
 
     with _user_errors(whole_mat=True):
-        if not squidge_off:
+        if not squidge_off and resume is None:
             raise cmd.WatchOptionsError(
                 "--squidge-off COLOUR is needed: the colour that won the squidge-off "
                 "plays first (rule 6)"
@@ -335,6 +342,7 @@ def watch(
             settle_s=settle,
             interval_s=interval,
             json_output=json_output,
+            resume_path=resume,
         )
 
 

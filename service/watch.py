@@ -75,6 +75,8 @@ class AnnouncementKind(enum.StrEnum):
     """The starting position is not yet in view (rule 5.2)."""
     START = "start"
     """The starting position was seen; the game can begin."""
+    RESUMED = "resumed"
+    """A game saved in its record is watched again from where it stopped."""
     SHOT = "shot"
     """A shot was seen and given to the rules engine."""
     RULES = "rules"
@@ -407,10 +409,16 @@ class Referee:
         self.record_path = record_path
         self.frames_dir = frames_dir
         self._board: Board | None = None
+        # A record with shots already in it is a game resumed: its last board
+        # is what the camera is compared with, and its clock runs on.
+        boards = [shot.board for shot in record.shots if shot.board is not None]
+        if boards:
+            self._board = boards[-1]
+        self._resume_t: float | None = record.shots[-1].t if record.shots else None
         # The picture the last board was read from, to tell where a view changed.
         self._image: npt.NDArray[np.uint8] | None = None
         self._first_shot_s: float | None = None
-        self._said = _Tally()
+        self._said = _Tally(events=len(game.events))
         self._refused = 0
 
     @property
@@ -470,6 +478,16 @@ class Referee:
             return said
         self._said.hidden_said = False
         board = analysis.board
+        if self._resume_t is not None:
+            self._first_shot_s = frame.t_s - self._resume_t
+            self._resume_t = None
+            say(
+                AnnouncementKind.RESUMED,
+                f"Resuming the game after shot {len(self.record.shots)}; any wink moved since "
+                "is taken as the next shot.",
+            )
+            if self._board is not None:
+                said += self._next_line(frame.label)
 
         if self._board is None:
             problems = tuple(_not_at_start(board, self.analyzer.context.corners_mm))

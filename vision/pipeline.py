@@ -816,6 +816,9 @@ class StillCameraAnalyzer:
     whole frame is searched instead. The felt is modelled afresh wherever
     the frame is searched: winks that left a spot leave an old model tinted.
 
+    ``previous``, a board from before the first frame (a game resumed from
+    its record), gives the first frame's winks their ids there.
+
     Unlike the value types this is a session object: ``analyze`` updates it.
     """
 
@@ -824,9 +827,12 @@ class StillCameraAnalyzer:
         calibration_or_camera: Any,
         *,
         detector: Detector | None = None,
+        previous: Board | None = None,
         **context_options: Any,
     ) -> None:
         self.detector = detector
+        # Ids to keep from before the first frame (a game resumed from its record).
+        self._first_previous = previous
         self.context = (
             calibration_or_camera
             if isinstance(calibration_or_camera, FrameContext)
@@ -871,7 +877,7 @@ class StillCameraAnalyzer:
                     camera=self._last.camera,
                     orientation_known=self._last.orientation_known,
                 )
-        previous = self._last.board if self._last is not None else None
+        previous = self._last.board if self._last is not None else self._first_previous
         analysis = None
         if detections is None:
             analysis = self._analyze_change(image_bgr, small, previous)

@@ -62,7 +62,7 @@ def next_turn_line(nxt: NextTurn) -> str:
 _FORMAT_HINT = "the format is in docs/board-contract.md, 'Game record (RECORD.json)'"
 
 
-def _load(record_path: Path) -> Any:
+def load_game_record(record_path: Path) -> Any:
     """The loader's record, with its errors told in full (what to do, too)."""
     if record_path.is_dir():
         raise IllegalRecordError(
@@ -90,7 +90,7 @@ def run(record_path: Path, *, json_output: bool = False) -> str:
     rules.record.IllegalRecordError
         For a missing, unreadable or invalid record (a ``ValueError``).
     """
-    record = _load(record_path)
+    record = load_game_record(record_path)
     try:
         game, nxt = replay_record(record)
     except IllegalRecordError as exc:

@@ -26,12 +26,13 @@ import numpy as np
 
 from calibration.result import MatPartlyOutOfFrameError, NoMatFoundError
 from rules.board import Colour
-from rules.engine import Game
-from rules.record import GameRecord
+from rules.engine import Game, replay_record
+from rules.record import GameRecord, IllegalRecordError
 from rules.ruleset import get_ruleset
 from rules.scoring import GameFormat
 from service.commands.analyze import calibration_for_photo
 from service.commands.count import parse_format
+from service.commands.replay import load_game_record
 from service.frames import camera_frames, folder_frames, video_frames
 from service.outputs import UnwritableOutputError, check_output_path
 from service.watch import (
@@ -86,19 +87,51 @@ def _frames(
     return video_frames(source), False
 
 
-def _check_outputs(record_path: Path, frames_dir: Path | None, inputs: list[Path]) -> None:
+def _resumed(path: Path, squidge_off: str) -> GameRecord:
+    """The game saved in ``path``, checked: readable, valid, not over, squidge-off agreed.
+
+    Raises
+    ------
+    rules.record.IllegalRecordError, WatchOptionsError
+    """
+    record = load_game_record(path)
+    try:
+        game, _ = replay_record(record)
+    except IllegalRecordError as exc:
+        raise IllegalRecordError([f"{path}: {p}" for p in exc.problems]) from None
+    if game.result is not None:
+        raise WatchOptionsError(
+            f"--resume {str(path)!r}: that game is over ({game.result.notation}); "
+            "start a new one without --resume"
+        )
+    if squidge_off and parse_colour(squidge_off, option="--squidge-off") != (
+        record.squidge_off_winner
+    ):
+        raise WatchOptionsError(
+            f"--squidge-off {squidge_off!r}, but the game in {str(path)!r} was won by "
+            f"{record.squidge_off_winner.value} at the squidge-off; leave --squidge-off out"
+        )
+    return record
+
+
+def _check_new_record(record_path: Path, inputs: list[Path]) -> None:
     if record_path.exists():
         raise UnwritableOutputError(
             f"--record {str(record_path)!r} already exists; it may hold an earlier game, "
-            "so give a new file name (or move the old one away)"
+            "so give a new file name (or move the old one away), or go on with that "
+            "game with --resume"
         )
     check_output_path(record_path, option="--record", inputs=inputs)
-    if frames_dir is not None:
-        if frames_dir.exists() and not frames_dir.is_dir():
-            raise UnwritableOutputError(
-                f"--save-frames {str(frames_dir)!r} is a file, not a folder; give a folder name"
-            )
-        check_output_path(frames_dir / "shot_000.jpg", option="--save-frames", make_parent=True)
+
+
+def _check_frames_dir(frames_dir: Path | None) -> None:
+    if frames_dir is None:
+        return
+    if frames_dir.exists() and not frames_dir.is_dir():
+        raise UnwritableOutputError(
+            f"--save-frames {str(frames_dir)!r} is a file, not a folder; give a folder name"
+        )
+    check_output_path(frames_dir / "shot_000.jpg", option="--save-frames", make_parent=True)
 
 
 def run(
@@ -116,6 +149,7 @@ def run(
     settle_s: float = SETTLE_S,
     interval_s: float = PHOTO_INTERVAL_S,
     json_output: bool = False,
+    resume_path: Path | None = None,
 ) -> Referee:
     """Watch a game, calling ``emit`` with each line to print as it happens.
 
@@ -129,7 +163,12 @@ def run(
         picture, or an unusable calibration file; each message says what to
         do. Once watching has begun, a failure still leaves the record saved.
     """
-    first = parse_colour(squidge_off, option="--squidge-off")
+    resumed = _resumed(resume_path, squidge_off) if resume_path is not None else None
+    first = (
+        resumed.squidge_off_winner
+        if resumed is not None
+        else parse_colour(squidge_off, option="--squidge-off")
+    )
     fmt: GameFormat = parse_format(game_format)
     get_ruleset(ruleset)  # an unknown name is refused before the camera opens
     if time_limit_min is not None and not 0 < time_limit_min <= 24 * 60:
@@ -139,9 +178,15 @@ def run(
         )
     if settle_s < 0 or interval_s < 0:
         raise WatchOptionsError("--settle and --interval are seconds and cannot be negative")
-    record_path = record_path or default_record_path()
     inputs = [p for p in (source, calibration_path) if p is not None]
-    _check_outputs(record_path, frames_dir, inputs)
+    if resume_path is not None and record_path is None:
+        # The resumed game goes on in its own record (rewritten whole, shots added).
+        record_path = resume_path
+        check_output_path(record_path, option="--resume", inputs=inputs)
+    else:
+        record_path = record_path or default_record_path()
+        _check_new_record(record_path, inputs)
+    _check_frames_dir(frames_dir)
     frames, photos = _frames(source, camera_index, interval_s)
 
     first_frame, calibration, corners, notes = _calibrated_view(
@@ -151,16 +196,23 @@ def run(
         source=str(source) if source is not None else f"camera {camera_index}",
         emit=emit if camera_index is not None else None,
     )
-    analyzer = StillCameraAnalyzer(calibration, corners_mm=corners)
-    blue_x = analyzer.context.corners_mm[Colour.BLUE][0]
-    record = GameRecord(
-        ruleset=ruleset,
-        format=fmt,
-        squidge_off_winner=first,
-        timed_period_s=None if time_limit_min is None else 60.0 * time_limit_min,
-        blue_corner_x_sign=-1 if blue_x < 0 else 1,
+    boards = [shot.board for shot in resumed.shots if shot.board] if resumed is not None else []
+    analyzer = StillCameraAnalyzer(
+        calibration, corners_mm=corners, previous=boards[-1] if boards else None
     )
-    game = Game.from_record(record)
+    blue_x = analyzer.context.corners_mm[Colour.BLUE][0]
+    if resumed is not None:
+        record = resumed
+        game, _ = replay_record(record)
+    else:
+        record = GameRecord(
+            ruleset=ruleset,
+            format=fmt,
+            squidge_off_winner=first,
+            timed_period_s=None if time_limit_min is None else 60.0 * time_limit_min,
+            blue_corner_x_sign=-1 if blue_x < 0 else 1,
+        )
+        game = Game.from_record(record)
     referee = Referee(analyzer, game, record, record_path=record_path, frames_dir=frames_dir)
     referee.save_record()
     settler = settler_for(analyzer, settle_s=0.0 if photos else settle_s)

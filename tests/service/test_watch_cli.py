@@ -139,3 +139,59 @@ def test_keys_typed_while_a_camera_is_watched_are_read_as_commands() -> None:
     assert _typed(keys) == ["pass", "quit", "help"]
     assert _typed(keys) == []
     assert _typed(None) == []
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_a_game_stopped_part_way_goes_on_with_resume(tmp_path: Path) -> None:
+    """Watched to shot 3, stopped, then resumed: the record ends as the whole game's."""
+    import shutil
+
+    first, second = tmp_path / "before", tmp_path / "after"
+    first.mkdir()
+    second.mkdir()
+    for k in range(8):
+        frame = GAME / f"frame_{k:03d}.jpg"
+        if k <= 3:
+            shutil.copy(frame, first)
+        if k >= 3:  # the resumed camera first sees the position it stopped at
+            shutil.copy(frame, second)
+    record_path = tmp_path / "game.json"
+    args = ["watch", str(first), "--squidge-off", "blue", "--record", str(record_path)]
+    assert runner.invoke(app, args).exit_code == 0
+    assert len(load_record(record_path).shots) == 3
+    result = runner.invoke(app, ["watch", str(second), "--resume", str(record_path)])
+    assert result.exit_code == 0, result.output
+    assert "Resuming the game after shot 3" in result.output
+    truth = load_record(GAME / "record.json")
+    seen = load_record(record_path)
+    assert [s.colour for s in seen.shots] == [s.colour for s in truth.shots]
+    # The clock ran on from the last shot saved: the photos are 30 s apart.
+    assert [s.t for s in seen.shots] == [30.0 * k for k in range(len(truth.shots))]
+
+
+@pytest.mark.parametrize(
+    ("record", "extra", "expected"),
+    [
+        # no such record
+        ("{dir}/nope.json", [], "does not exist"),
+        # a game that has ended (rule 15 pot-outs) cannot go on
+        ("examples/game_pot_out.json", [], "that game is over"),
+        # the squidge-off was won by another colour in that game
+        ("{dir}/begun.json", ["--squidge-off", "red"], "leave --squidge-off out"),
+    ],
+)
+def test_a_record_that_cannot_be_resumed_is_refused(
+    tmp_path: Path, record: str, extra: list[str], expected: str
+) -> None:
+    (tmp_path / "begun.json").write_text(
+        json.dumps({"squidge_off_winner": "blue", "shots": []}) + "\n"
+    )
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    root = Path(__file__).resolve().parents[2]
+    path = record.replace("{dir}", str(tmp_path))
+    if not path.startswith("/"):
+        path = str(root / path)
+    result = runner.invoke(app, ["watch", str(GAME), "--resume", path, *extra])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
