@@ -59,10 +59,13 @@ MOTION_PIXELS = 3
 #: by the shot (the same wink's fitted centre wanders by well under 1 mm
 #: between frames of a still camera: docs/benchmarks.md, "Still camera"), mm.
 MOVED_MM = 4.0
-#: A wink's disc whose pixels changed by more than this on average (8-bit
-#: levels) between two views has left its place: the felt bared differs
-#: from a wink's colour by tens of levels, sensor noise by a few.
-LEFT_LEVELS = 20.0
+#: A wink's disc whose pixels changed on average by more than this (8-bit
+#: levels, the largest channel's), and by more than ``LEFT_NOISE_TIMES``
+#: the picture's median change, has changed between two views. Unchanged
+#: discs of generated games change by 2-5 levels (noise and JPEG); a green
+#: wink leaving green felt by about 20.
+LEFT_LEVELS = 8.0
+LEFT_NOISE_TIMES = 3.0
 #: The starting position is taken as seen when at least this many of each
 #: colour's six winks are seen behind its baseline, and none in play.
 SEEN_AT_START = 4
@@ -235,6 +238,48 @@ def _replaced_off_winks(last: Board, moved: Sequence[str]) -> list[str]:
     if all(wid in before and before[wid].status is WinkStatus.OFF for wid in moved):
         return list(moved)
     return []
+
+
+def kept_still(board: Board, last: Board, changed_at: Callable[[Wink], bool]) -> Board:
+    """A wink read as moved where the picture changed at neither place did not move.
+
+    A wink moves only where the picture changes: at the place it left and
+    at the one it reached. When the camera puts a wink somewhere else (or
+    gives it another status) but the picture is the same at both places, it
+    is the reading that changed (a wink missed and something else taken for
+    it, found in a generated game), so the wink keeps its last place and
+    status. Winks in squops, before or now, are left as read: a squop can
+    change where little of the picture does.
+
+    Parameters
+    ----------
+    board, last : Board
+        This view's board and the last one.
+    changed_at : callable of Wink to bool
+        Whether the picture changed, since the last view, where a wink lies.
+    """
+    before = last.by_id
+    in_squops = {low for b in (board, last) for w in b.winks for low in w.squops} | {
+        w.id for b in (board, last) for w in b.winks if w.squops
+    }
+    winks = []
+    for wink in board.winks:
+        was = before.get(wink.id)
+        if (
+            was is not None
+            and wink.id not in in_squops
+            and wink.mat_xy is not None
+            and was.mat_xy is not None
+            and (
+                wink.status is not was.status
+                or float(np.hypot(*np.subtract(wink.mat_xy, was.mat_xy))) > MOVED_MM
+            )
+            and not changed_at(was)
+            and not changed_at(wink)
+        ):
+            wink = was
+        winks.append(wink)
+    return board.with_winks(winks).with_tiddlies(None) if winks != list(board.winks) else board
 
 
 def kept_unplayed(board: Board, last: Board) -> Board:
@@ -517,7 +562,11 @@ class Referee:
             self._said.unseen = set(unseen)
             return said
 
-        board, unseen = with_unseen_winks(board, self._board, self._left_its_place(frame))
+        # The board is in the frame of the camera the analysis names (the
+        # calibration's, or that turned through 180 degrees).
+        changed_at = self._left_its_place(frame, analysis.camera or self.analyzer.context.camera)
+        board, unseen = with_unseen_winks(board, self._board, changed_at)
+        board = kept_still(board, self._board, changed_at)
         board = kept_unplayed(board, self._board)
         moved = _changed_winks(self._board, board)
         if not moved:
@@ -622,10 +671,19 @@ class Referee:
         t = self.record.shots[-1].t if self.record.shots else None
         return [Announcement(AnnouncementKind.NEXT, line, t, label)]
 
-    def _left_its_place(self, frame: Frame) -> Callable[[Wink], bool]:
-        """Whether the picture changed, since the last board's, where a wink was."""
+    def _left_its_place(self, frame: Frame, camera: Any) -> Callable[[Wink], bool]:
+        """Whether the picture changed, since the last board's, where a wink lies.
+
+        ``camera`` maps the board's frame into the image.
+        """
         last_image = self._image
-        camera = self.analyzer.context.camera
+        floor = LEFT_LEVELS
+        if last_image is not None and last_image.shape == frame.image_bgr.shape:
+            # A sparse sample is enough for the picture's typical change (noise, light).
+            sample = np.abs(frame.image_bgr[::4, ::4].astype(np.int16) - last_image[::4, ::4]).max(
+                axis=2
+            )
+            floor = max(LEFT_LEVELS, LEFT_NOISE_TIMES * float(np.median(sample)))
 
         def left(wink: Wink) -> bool:
             if last_image is None or wink.mat_xy is None:
@@ -644,7 +702,7 @@ class Referee:
                 return False
             before = last_image[r0:r1, c0:c1].astype(np.int16)
             now = frame.image_bgr[r0:r1, c0:c1].astype(np.int16)
-            return float(np.abs(now - before).max(axis=2).mean()) > LEFT_LEVELS
+            return float(np.abs(now - before).max(axis=2).mean()) > floor
 
         return left
 

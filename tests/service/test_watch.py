@@ -25,6 +25,7 @@ from service.watch import (
     Frame,
     Referee,
     Settler,
+    kept_still,
     kept_unplayed,
     with_unseen_winks,
 )
@@ -37,6 +38,7 @@ class _View:
     board: Board
     hidden_regions: tuple[Any, ...] = ()
     reviews: tuple[str, ...] = ()
+    camera: Any = None  # the calibration's own frame
 
 
 @dataclass
@@ -45,7 +47,7 @@ class _Hidden:
 
 
 class _PixelCamera:
-    """Every mat point seen at the picture's corner: all views look alike there."""
+    """Every mat point seen at the picture's corner."""
 
     def mat_to_image(self, mat_xyz_mm: Any) -> np.ndarray:
         return np.zeros((len(mat_xyz_mm), 2))
@@ -84,7 +86,11 @@ class _Camera:
     def see(self, board: Board, **view: Any) -> list[Any]:
         key = len(self.analyzer.views)
         self.analyzer.views[key] = _View(board, **view)
-        image = np.full((4, 4, 3), key, np.uint8)
+        image = np.full((40, 40, 3), key, np.uint8)
+        # Each view's picture differs from the last where the stand-in camera
+        # sees every wink (a shot changes it where winks move), and not
+        # elsewhere; the first channel names the view.
+        image[:8, :8, 1] = (97 * key) % 256
         said = self.referee.observe(Frame(image, self.t_s, f"frame {key}"))
         self.t_s += 30.0
         return said
@@ -377,3 +383,33 @@ def test_a_wink_not_seen_is_kept_where_it_was_and_flagged() -> None:
     assert unseen == ("green-L1",)
     assert (kept.mat_xy, kept.squops, kept.uncertain) == (last.wink("green-L1").mat_xy, (), True)
     assert board.problems() == []
+
+
+@pytest.mark.parametrize(
+    ("changed_old", "changed_new", "kept"),
+    [
+        (False, False, True),  # the picture is the same at both places: a misreading
+        (True, True, False),  # it changed at both: the wink moved
+        (True, False, False),  # it changed where the wink was: it left
+    ],
+)
+def test_a_wink_moves_only_where_the_picture_changed(
+    changed_old: bool, changed_new: bool, kept: bool
+) -> None:
+    last = make_board(free={"yellow-S1": (-600.0, 200.0)})
+    read = last.with_wink(
+        last.wink("yellow-S1").with_position(-750.0, 520.0).with_status(WinkStatus.OFF)
+    )
+
+    def changed_at(wink: Any) -> bool:
+        return changed_old if wink.mat_xy == (-600.0, 200.0) else changed_new
+
+    out = kept_still(read, last, changed_at).wink("yellow-S1")
+    assert (out == last.wink("yellow-S1")) is kept
+
+
+def test_a_wink_in_a_squop_is_left_as_read_where_the_picture_did_not_change() -> None:
+    last = make_board(free={"blue-S1": (0.0, 150.0)})
+    read = apply(last, squop={"green-L1": "blue-S1"})
+    out = kept_still(read, last, lambda wink: False)
+    assert out.wink("blue-S1").status is WinkStatus.SQUOPPED
