@@ -66,6 +66,9 @@ MOVED_MM = 4.0
 #: wink leaving green felt by about 20.
 LEFT_LEVELS = 8.0
 LEFT_NOISE_TIMES = 3.0
+#: A wink lost from view is under another when their discs overlap by more
+#: than this in plan, mm: less is a wink that came to rest beside it.
+COVER_MARGIN_MM = 1.0
 #: The starting position is taken as seen when at least this many of each
 #: colour's six winks are seen behind its baseline, and none in play.
 SEEN_AT_START = 4
@@ -337,17 +340,37 @@ def _not_at_start(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) ->
     said = []
     for colour in Colour:
         winks = board.of_colour(colour)
+        # Counted potted only because it was not seen (none is potted yet).
+        unseen = [w for w in winks if w.status is WinkStatus.POTTED and Doubt.INFERRED in w.doubts]
         away = [
             w.id
             for w in winks
-            if w.status is not WinkStatus.UNPLAYED and not _behind_a_baseline(w, corners_mm)
+            if w.status is not WinkStatus.UNPLAYED
+            and w not in unseen
+            and not _behind_a_baseline(w, corners_mm)
         ]
-        behind = len(winks) - len(away)
+        behind = len(winks) - len(away) - len(unseen)
         if away:
             said.append(f"{colour.value}: {', '.join(away)} not behind the baseline")
         elif behind < SEEN_AT_START:
             said.append(f"{colour.value}: {behind} winks behind the baseline, not 6")
     return said
+
+
+def _covering(wink: Wink, board: Board) -> str | None:
+    """The id of a wink of ``board`` that lies over where ``wink`` was, if one does."""
+    if wink.mat_xy is None:
+        return None
+    for other in board.winks:
+        if (
+            other.id != wink.id
+            and other.mat_xy is not None
+            and other.status in (WinkStatus.FREE, WinkStatus.SQUOPPED)
+            and float(np.hypot(*np.subtract(other.mat_xy, wink.mat_xy)))
+            < other.radius_mm + wink.radius_mm - COVER_MARGIN_MM
+        ):
+            return other.id
+    return None
 
 
 def with_unseen_winks(
@@ -381,17 +404,23 @@ def with_unseen_winks(
             and Doubt.INFERRED in w.doubts
             and w.id in before
             and before[w.id].status is not WinkStatus.POTTED
-            and not left(before[w.id])
+            and (not left(before[w.id]) or _covering(before[w.id], board) is not None)
         )
     ]
     present = {w.id for w in seen}
     squopped_now = {low for w in seen for low in w.squops}
     kept = []
+    covered_by: dict[str, list[str]] = {}
     for wink in before.values():
         if wink.id in present:
             continue
         status = wink.status
-        if status is WinkStatus.SQUOPPED and wink.id not in squopped_now:
+        cover = _covering(wink, board) if status is not WinkStatus.UNPLAYED else None
+        if cover is not None:
+            # Rule 8.2: lost where a wink now lies, it is under that wink.
+            status = WinkStatus.SQUOPPED
+            covered_by.setdefault(cover, []).append(wink.id)
+        elif status is WinkStatus.SQUOPPED and wink.id not in squopped_now:
             status = WinkStatus.FREE
         doubts = tuple(dict.fromkeys((*wink.doubts, Doubt.HIDDEN)))
         kept.append(
@@ -401,6 +430,9 @@ def with_unseen_winks(
         )
     if not kept:
         return board, ()
+    seen = [
+        w.with_squops((*w.squops, *covered_by[w.id])) if w.id in covered_by else w for w in seen
+    ]
     # The tiddlies the camera counted leave the kept winks out; the engine counts its own.
     filled = board.with_winks((*seen, *kept)).with_tiddlies(None)
     return filled, tuple(w.id for w in kept)

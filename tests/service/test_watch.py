@@ -413,3 +413,16 @@ def test_a_wink_in_a_squop_is_left_as_read_where_the_picture_did_not_change() ->
     read = apply(last, squop={"green-L1": "blue-S1"})
     out = kept_still(read, last, lambda wink: False)
     assert out.wink("blue-S1").status is WinkStatus.SQUOPPED
+
+
+def test_a_wink_lost_where_another_now_lies_is_taken_as_squopped_by_it() -> None:
+    # Rule 8.2: red-S2 vanished from view and yellow-S1 came to rest over its
+    # place; it is under yellow-S1, not in the pot.
+    last = make_board(free={"red-S2": (300.0, -100.0), "yellow-S1": (-500.0, -300.0)})
+    now = last.with_wink(last.wink("yellow-S1").with_position(305.0, -100.0))
+    now = Board(winks=tuple(w for w in now.winks if w.id != "red-S2"))
+    board, unseen = with_unseen_winks(now, last, lambda wink: True)
+    assert unseen == ("red-S2",)
+    assert board.wink("red-S2").status is WinkStatus.SQUOPPED
+    assert board.wink("yellow-S1").squops == ("red-S2",)
+    assert board.problems() == []
