@@ -69,6 +69,9 @@ LEFT_NOISE_TIMES = 3.0
 #: A wink lost from view is under another when their discs overlap by more
 #: than this in plan, mm: less is a wink that came to rest beside it.
 COVER_MARGIN_MM = 1.0
+#: After this many still views in a row with part of the mat hidden, the
+#: referee says what else than a hand it may be (a moved camera, a wrong fit).
+HIDDEN_VIEWS_TO_WARN = 3
 #: The starting position is taken as seen when at least this many of each
 #: colour's six winks are seen behind its baseline, and none in play.
 SEEN_AT_START = 4
@@ -444,6 +447,7 @@ class _Tally:
 
     events: int = 0
     hidden_said: bool = False
+    hidden_views: int = 0
     waiting_said: tuple[str, ...] = ()
     reviews_said: set[str] = field(default_factory=set)
     unseen: set[str] = field(default_factory=set)
@@ -552,8 +556,19 @@ class Referee:
                     "view before judging the shot.",
                 )
                 self._said.hidden_said = True
+            self._said.hidden_views += 1
+            if self._said.hidden_views == HIDDEN_VIEWS_TO_WARN:
+                say(
+                    AnnouncementKind.HIDDEN,
+                    f"Part of the mat has looked hidden in {HIDDEN_VIEWS_TO_WARN} still views in "
+                    "a row. If nothing is lying on it, the camera has moved or the mat was found "
+                    "in the wrong place: stop (the record is saved), calibrate with 'winkref "
+                    "calibrate' (the corners can be given by hand), and watch again with "
+                    "--calibration and --resume.",
+                )
             return said
         self._said.hidden_said = False
+        self._said.hidden_views = 0
         board = analysis.board
         if self._resume_t is not None:
             self._first_shot_s = frame.t_s - self._resume_t

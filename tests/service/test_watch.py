@@ -426,3 +426,11 @@ def test_a_wink_lost_where_another_now_lies_is_taken_as_squopped_by_it() -> None
     assert board.wink("red-S2").status is WinkStatus.SQUOPPED
     assert board.wink("yellow-S1").squops == ("red-S2",)
     assert board.problems() == []
+
+
+def test_a_mat_hidden_view_after_view_is_told_it_may_be_the_camera() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    said = [camera.see(starting_board(), hidden_regions=(_Hidden(),)) for _ in range(4)]
+    assert [len(s) for s in said] == [1, 0, 1, 0]
+    assert "the camera has moved" in said[2][0].text
