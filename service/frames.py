@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from calibration.api import check_image_shape
-from service.commands.calibrate import MAX_CAMERA_INDEX, CameraUnavailableError
+from service.commands.calibrate import CameraUnavailableError, open_camera
 from service.photos import load_photo
 from service.watch import Frame
 
@@ -112,21 +112,8 @@ def camera_frames(camera_index: int) -> Iterator[Frame]:
     CameraUnavailableError
         When the camera cannot be opened or gives no picture at first.
     """
-    if not 0 <= camera_index <= MAX_CAMERA_INDEX:
-        raise CameraUnavailableError(
-            f"--camera {camera_index}: cameras are numbered from 0 (the first webcam) to "
-            f"{MAX_CAMERA_INDEX}: try --camera 0"
-        )
-    previous = cv2.utils.logging.getLogLevel()
-    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
-    capture = cv2.VideoCapture(camera_index)
-    cv2.utils.logging.setLogLevel(previous)
+    capture = open_camera(camera_index)
     try:
-        if not capture.isOpened():
-            raise CameraUnavailableError(
-                f"cannot open camera {camera_index}: no such camera or it is in use; "
-                "check the cable and permissions, or give a video file instead"
-            )
         start = time.monotonic()
         last_picture = start
         index = 0

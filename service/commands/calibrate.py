@@ -134,13 +134,13 @@ def parse_distortion(text: str) -> npt.NDArray[np.float64]:
 MAX_CAMERA_INDEX = 99
 
 
-def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
-    """One frame from camera ``camera_index``.
+def open_camera(camera_index: int) -> cv2.VideoCapture:
+    """Camera ``camera_index``, opened; the caller releases it.
 
     Raises
     ------
     CameraUnavailableError
-        When the camera cannot be opened or gives no frame.
+        For a number no camera can have, or a camera that cannot be opened.
     """
     if camera_index < 0:
         # OpenCV's V4L backend crashes the process (SIGSEGV) on a negative index.
@@ -157,12 +157,25 @@ def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
     capture = cv2.VideoCapture(camera_index)
     cv2.utils.logging.setLogLevel(previous)
+    if not capture.isOpened():
+        capture.release()
+        raise CameraUnavailableError(
+            f"cannot open camera {camera_index}: no such camera or it is in use; "
+            "check the cable and permissions, or give an image or video file instead"
+        )
+    return capture
+
+
+def grab_frame(camera_index: int) -> npt.NDArray[np.uint8]:
+    """One frame from camera ``camera_index``.
+
+    Raises
+    ------
+    CameraUnavailableError
+        When the camera cannot be opened or gives no frame.
+    """
+    capture = open_camera(camera_index)
     try:
-        if not capture.isOpened():
-            raise CameraUnavailableError(
-                f"cannot open camera {camera_index}: no such camera or it is in use; "
-                "check the cable and permissions, or give an image file instead"
-            )
         # Webcams need a few frames to settle exposure and white balance.
         frame = None
         for _ in range(5):
