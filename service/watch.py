@@ -573,6 +573,7 @@ class Referee:
         if self._resume_t is not None:
             self._first_shot_s = frame.t_s - self._resume_t
             self._resume_t = None
+            self._image = frame.image_bgr
             say(
                 AnnouncementKind.RESUMED,
                 f"Resuming the game after shot {len(self.record.shots)}; any wink moved since "
@@ -733,7 +734,9 @@ class Referee:
             floor = max(LEFT_LEVELS, LEFT_NOISE_TIMES * float(np.median(sample)))
 
         def left(wink: Wink) -> bool:
-            if last_image is None or wink.mat_xy is None:
+            if last_image is None or last_image.shape != frame.image_bgr.shape:
+                return True  # no picture to compare with: the reading stands
+            if wink.mat_xy is None:
                 return False
             centre_px, rim_px = camera.mat_to_image(
                 [[*wink.mat_xy, 0.0], [wink.mat_xy[0] + wink.radius_mm, wink.mat_xy[1], 0.0]]
