@@ -179,6 +179,15 @@ def _fitted_twice(idx: list[int], mat_xy_mm: FloatArray, confidence: FloatArray)
     return twice
 
 
+#: How much less confident a wink behind another colour's baseline counts
+#: when a colour has too many: rule 5.2 starts every wink behind its own,
+#: and in another colour's crowded corner the felt between its winks can
+#: pass for a wink (found watching games on green felt, confidence 0.44
+#: against a real wink's 0.30); a confident wink played there (0.9) still
+#: outranks a faint phantom.
+ASTRAY_PENALTY = 0.3
+
+
 def _behind_another_baseline(
     detections: WinkDetections, corners_mm: Mapping[Colour, Sequence[float]]
 ) -> npt.NDArray[np.bool_]:
@@ -203,10 +212,8 @@ def _fix_counts(
 
     Only ``candidates`` (all detections by default) take part; the rest are
     not kept. Of too many winks of a colour, one fitted twice goes first,
-    then one behind another colour's baseline (with ``corners_mm``): rule
-    5.2 starts every wink behind its own, and in another colour's crowded
-    corner the felt showing between its winks can pass for a wink (found
-    watching games on green felt). Then the least confident. Returns which
+    then the least confident, a wink behind another colour's baseline (with
+    ``corners_mm``) counting :data:`ASTRAY_PENALTY` less confident. Returns which
     detections to keep, their (possibly corrected) sizes, which sizes were
     corrected, and notes.
     """
@@ -236,7 +243,9 @@ def _fix_counts(
         idx = [i for i in range(n) if detections.colour[i] is colour and keep[i]]
         if len(idx) > WINKS_PER_COLOUR:
             twice = _fitted_twice(idx, mat_xy, conf)
-            order = sorted(idx, key=lambda i: (i in twice, bool(elsewhere[i]), -conf[i]))
+            order = sorted(
+                idx, key=lambda i: (i in twice, -(conf[i] - ASTRAY_PENALTY * elsewhere[i]))
+            )
             for i in order[WINKS_PER_COLOUR:]:
                 keep[i] = False
             gone = order[WINKS_PER_COLOUR:]

@@ -206,3 +206,20 @@ def test_a_wink_potted_before_keeps_its_id_when_another_is_played(potted_seen: b
     assert ids[:3] == ["red-S3", "red-S2", "red-S4"]
     if potted_seen:
         assert ids[3] == "red-S1"
+
+
+def test_a_confident_wink_played_into_another_corner_outranks_a_faint_one() -> None:
+    # Mid-game a wink may lie behind another colour's baseline; seen clearly
+    # (0.95) it is kept over a faint detection on open felt (0.2).
+    camera = overhead_camera()
+    places_mm = [(-500.0 + 120.0 * k, 200.0) for k in range(6)]
+    places_mm.append((-870.0, -420.0))
+    sizes = [WinkSize.LARGE, WinkSize.LARGE] + [WinkSize.SMALL] * 5
+    winks = [SceneWink(Colour.GREEN, s, x, y) for s, (x, y) in zip(sizes, places_mm, strict=True)]
+    dets = replace(
+        detections_for(camera, winks),
+        confidence=np.array([0.2, 0.9, 0.9, 0.9, 0.9, 0.9, 0.95]),
+    )
+    kept = [w.mat_xy for w in assemble_board(dets, camera).board.winks if not w.inferred]
+    assert any(np.hypot(*(np.asarray(xy) - places_mm[6])) < 1.0 for xy in kept)
+    assert all(np.hypot(*(np.asarray(xy) - places_mm[0])) > 1.0 for xy in kept)
