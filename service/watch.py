@@ -291,6 +291,9 @@ def kept_still(board: Board, last: Board, changed_at: Callable[[Wink], bool]) ->
 def kept_unplayed(board: Board, last: Board) -> Board:
     """Rule 5.2, 10: a wink unplayed in ``last`` that has not moved is still unplayed.
 
+    And the other way (rule 3): a wink played before is not unplayed now,
+    wherever it lies.
+
     An unplayed wink becomes played only by being played, so it moves; the
     camera's status for one that stayed put (a wink in a crowded corner
     read as in play, or a phantom between winks there) is not a shot. A
@@ -312,13 +315,28 @@ def kept_unplayed(board: Board, last: Board) -> Board:
             and float(np.hypot(*np.subtract(wink.mat_xy, was.mat_xy))) <= MOVED_MM
         ):
             wink = wink.with_status(WinkStatus.UNPLAYED)
+        elif (
+            was is not None
+            and was.status is not WinkStatus.UNPLAYED
+            and wink.status is WinkStatus.UNPLAYED
+        ):
+            # Rule 3: once played, a wink is never unplayed again, even back
+            # behind its own baseline (the camera cannot know it was played).
+            wink = wink.with_status(WinkStatus.FREE)
         winks.append(wink)
     return board.with_winks(winks).with_tiddlies(None) if winks != list(board.winks) else board
 
 
 def as_starting_position(board: Board) -> Board:
-    """Every wink unplayed and squopping nothing, where the camera saw it (rule 5.2)."""
-    winks = [w.with_squops(()).with_status(WinkStatus.UNPLAYED) for w in board.winks]
+    """Every wink unplayed and squopping nothing, where the camera saw it (rule 5.2).
+
+    One counted potted without being seen is left out: it was not seen.
+    """
+    winks = [
+        w.with_squops(()).with_status(WinkStatus.UNPLAYED)
+        for w in board.winks
+        if not (w.status is WinkStatus.POTTED and Doubt.INFERRED in w.doubts)
+    ]
     return board.with_winks(winks).with_tiddlies(None)
 
 
@@ -329,6 +347,50 @@ def _behind_a_baseline(wink: Wink, corners_mm: Mapping[Colour, Sequence[float]])
     return any(
         own_unplayed_triangle([wink.mat_xy], [colour], corners_mm)[0] > 0 for colour in Colour
     )
+
+
+def _restored(moved: Sequence[str], board: Board, rules_board: Board) -> list[str]:
+    """``moved`` when each of them now stands as the rules engine has it, else [].
+
+    A wink knocked out of the pot goes back in (8.1.3) and an off wink goes
+    back on the mat (13.1): the players putting it there is not a shot.
+    """
+    engine = rules_board.by_id
+    now = board.by_id
+    if (
+        moved
+        and all(
+            wid in engine
+            and wid in now
+            and now[wid].status is engine[wid].status
+            and engine[wid].status in (WinkStatus.POTTED, WinkStatus.FREE)
+            for wid in moved
+        )
+        and any(engine[wid].status is WinkStatus.POTTED for wid in moved)
+    ):
+        return list(moved)
+    return []
+
+
+def _steady(board: Board, last: Board, moved: Sequence[str]) -> Board:
+    """The board with every wink that did not move where it was last (to the 0.1 mm).
+
+    The same wink is fitted a little differently in each view; the rules
+    engine compares places exactly (an off wink still off is not sent off
+    again only if it has not moved, rule 13).
+    """
+    before = last.by_id
+    winks = [
+        w.with_position(*before[w.id].mat_xy)
+        if w.id not in moved
+        and w.id in before
+        and before[w.id].mat_xy is not None
+        and w.mat_xy is not None
+        and before[w.id].status is w.status
+        else w
+        for w in board.winks
+    ]
+    return board.with_winks(winks)
 
 
 def _not_at_start(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) -> list[str]:
@@ -468,9 +530,9 @@ class Referee:
     record_path : Path or None
         Rewritten after every shot; None keeps the record in memory only.
     frames_dir : Path or None
-        Where each analysed view is saved, as ``shot_NNN.jpg`` (a shot
-        given to the engine) or ``not_understood_NNN.jpg``: the evidence
-        an umpire can review later.
+        Where each analysed view is saved, as ``<record>_shot_NNN.jpg`` (a
+        shot given to the engine) or ``<record>_not_understood_after_shot_NNN.jpg``
+        (never over an existing file): the evidence an umpire can review later.
 
     Unlike the value types this is a session object: ``observe`` changes it.
     """
@@ -619,15 +681,19 @@ class Referee:
         moved = _changed_winks(self._board, board)
         if not moved:
             return said
-        replaced = _replaced_off_winks(self._board, moved)
+        replaced = _replaced_off_winks(self._board, moved) or _restored(
+            moved, board, self.game.board
+        )
         if replaced:
             self._board, self._image = board, frame.image_bgr
             say(
                 AnnouncementKind.REPLACED,
-                f"{', '.join(replaced)} put back on the mat (rule 13.1); not a shot.",
+                f"{', '.join(replaced)} put back where the rules say (rules 8.1.3, 13.1); "
+                "not a shot.",
             )
             return said
 
+        board = _steady(board, self._board, moved)
         began_s = frame.t_s if shot_began_s is None else shot_began_s
         colour = self._to_play()
         shot = ShotRecord(t=self._shot_time(began_s), colour=colour, board=board)
@@ -636,7 +702,7 @@ class Referee:
             self.game.play(shot, index=index)
         except IllegalRecordError as exc:
             self._refused += 1
-            self._save_frame(frame, f"not_understood_{self._refused:03d}.jpg")
+            self._save_frame(frame, f"not_understood_after_shot_{index:03d}")
             say(
                 AnnouncementKind.NOT_UNDERSTOOD,
                 f"This position cannot follow the last one ({'; '.join(exc.problems)}), so "
@@ -645,7 +711,7 @@ class Referee:
             )
             return said
         self._board, self._image = board, frame.image_bgr
-        self._save_frame(frame, f"shot_{index:03d}.jpg")
+        self._save_frame(frame, f"shot_{index:03d}")
         say(
             AnnouncementKind.SHOT,
             f"Shot {index + 1}: {colour.value} played ({', '.join(moved)} moved).",
@@ -660,9 +726,10 @@ class Referee:
             )
         self._said.unseen = set(unseen)
         for text in analysis.reviews:
+            # Said when it newly appears: the same words can be a new case.
             if text not in self._said.reviews_said:
                 say(AnnouncementKind.REVIEW, f"Umpire: {text}")
-                self._said.reviews_said.add(text)
+        self._said.reviews_said = set(analysis.reviews)
         if not self.over:
             said += self._next_line(frame.label)
         return said
@@ -679,6 +746,8 @@ class Referee:
         """
         if self.over or self._board is None:
             return []
+        if self._resume_t is not None:
+            self._first_shot_s, self._resume_t = t_s - self._resume_t, None
         shot = ShotRecord(t=self._shot_time(t_s), colour=self._to_play(), is_pass=True)
         self.game.play(shot, index=len(self.record.shots))
         said = self._after_shot(shot, t_s, label)
@@ -757,11 +826,16 @@ class Referee:
         return left
 
     def _save_frame(self, frame: Frame, name: str) -> None:
+        """Keep the picture as ``<record>_<name>.jpg``, never over an existing file."""
         if self.frames_dir is None:
             return
-        write_image_atomic(
-            self.frames_dir / name, frame.image_bgr, option="--save-frames", make_parent=True
-        )
+        stem = self.record_path.stem if self.record_path is not None else "game"
+        path = self.frames_dir / f"{stem}_{name}.jpg"
+        k = 1
+        while path.exists():
+            k += 1
+            path = self.frames_dir / f"{stem}_{name}-{k}.jpg"
+        write_image_atomic(path, frame.image_bgr, option="--save-frames", make_parent=True)
 
 
 def settler_for(analyzer: StillCameraAnalyzer, *, settle_s: float = SETTLE_S) -> Settler:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import queue
 import sys
 import threading
@@ -33,7 +34,7 @@ from rules.scoring import GameFormat
 from service.commands.analyze import calibration_for_photo
 from service.commands.count import parse_format
 from service.commands.replay import load_game_record
-from service.frames import camera_frames, folder_frames, video_frames
+from service.frames import PHOTO_SUFFIXES, camera_frames, folder_frames, video_frames
 from service.outputs import UnwritableOutputError, check_output_path
 from service.watch import (
     HIDDEN_SCALE,
@@ -84,6 +85,12 @@ def _frames(
         return camera_frames(camera_index or 0), False
     if source.is_dir():
         return folder_frames(source, interval_s=interval_s), True
+    if source.suffix.lower() in PHOTO_SUFFIXES:
+        raise WatchOptionsError(
+            f"{str(source)!r} is one photo; watch needs a game: a folder of photos taken after "
+            "each shot (give the folder), a video, or --camera N; for one photo use "
+            "'winkref analyze' or 'winkref count'"
+        )
     return video_frames(source), False
 
 
@@ -114,6 +121,10 @@ def _resumed(path: Path, squidge_off: str) -> GameRecord:
     return record
 
 
+def _same(a: Path, b: Path) -> bool:
+    return a.resolve() == b.resolve()
+
+
 def _check_new_record(record_path: Path, inputs: list[Path]) -> None:
     if record_path.exists():
         raise UnwritableOutputError(
@@ -124,9 +135,13 @@ def _check_new_record(record_path: Path, inputs: list[Path]) -> None:
     check_output_path(record_path, option="--record", inputs=inputs)
 
 
-def _check_frames_dir(frames_dir: Path | None) -> None:
+def _check_frames_dir(frames_dir: Path | None, source: Path | None) -> None:
     if frames_dir is None:
         return
+    if source is not None and source.is_dir() and frames_dir.resolve() == source.resolve():
+        raise UnwritableOutputError(
+            f"--save-frames {str(frames_dir)!r} is the folder being watched; give another folder"
+        )
     if frames_dir.exists() and not frames_dir.is_dir():
         raise UnwritableOutputError(
             f"--save-frames {str(frames_dir)!r} is a file, not a folder; give a folder name"
@@ -176,17 +191,25 @@ def run(
             f"--time-limit {time_limit_min:g}: give the timed period in minutes, "
             "e.g. 25 (rule 17), or leave it out for the format's own"
         )
-    if settle_s < 0 or interval_s < 0:
-        raise WatchOptionsError("--settle and --interval are seconds and cannot be negative")
+    for option, value in (("--settle", settle_s), ("--interval", interval_s)):
+        if not math.isfinite(value) or value < 0:
+            raise WatchOptionsError(
+                f"{option} {value:g}: give a number of seconds, 0 or more (e.g. 1)"
+            )
+    if settle_s == 0 and (camera_index is not None or (source and not source.is_dir())):
+        raise WatchOptionsError(
+            "--settle 0 would judge every frame of a video or camera, hands and moving winks "
+            "too; give at least 0.5 s (0 is for a folder of photos, each taken at rest)"
+        )
     inputs = [p for p in (source, calibration_path) if p is not None]
-    if resume_path is not None and record_path is None:
+    if resume_path is not None and (record_path is None or _same(record_path, resume_path)):
         # The resumed game goes on in its own record (rewritten whole, shots added).
         record_path = resume_path
         check_output_path(record_path, option="--resume", inputs=inputs)
     else:
         record_path = record_path or default_record_path()
         _check_new_record(record_path, inputs)
-    _check_frames_dir(frames_dir)
+    _check_frames_dir(frames_dir, source)
     frames, photos = _frames(source, camera_index, interval_s)
 
     first_frame, calibration, corners, notes = _calibrated_view(

@@ -18,7 +18,7 @@ import pytest
 from rules.board import Board, Colour, Doubt, WinkStatus, starting_board
 from rules.engine import Game, replay_record
 from rules.events import EventType
-from rules.record import GameRecord, load_record
+from rules.record import GameRecord, ShotRecord, load_record
 from service.watch import (
     MOTION_LEVELS,
     AnnouncementKind,
@@ -71,7 +71,12 @@ class _StandInAnalyzer:
 class _Camera:
     """Feeds prepared views to a referee as frames 30 s apart."""
 
-    def __init__(self, tmp_path: Path | None = None, first: Colour = Colour.BLUE) -> None:
+    def __init__(
+        self,
+        tmp_path: Path | None = None,
+        first: Colour = Colour.BLUE,
+        frames_dir: Path | None = None,
+    ) -> None:
         self.analyzer = _StandInAnalyzer()
         record = GameRecord(squidge_off_winner=first)
         self.record_path = None if tmp_path is None else tmp_path / "game.json"
@@ -80,6 +85,7 @@ class _Camera:
             Game.from_record(record),
             record,
             record_path=self.record_path,
+            frames_dir=frames_dir,
         )
         self.t_s = 0.0
 
@@ -434,3 +440,59 @@ def test_a_mat_hidden_view_after_view_is_told_it_may_be_the_camera() -> None:
     said = [camera.see(starting_board(), hidden_regions=(_Hidden(),)) for _ in range(4)]
     assert [len(s) for s in said] == [1, 0, 1, 0]
     assert "the camera has moved" in said[2][0].text
+
+
+def test_a_played_wink_back_behind_its_baseline_is_still_in_play() -> None:
+    # Rule 3: once played, never unplayed again; the camera reads a wink
+    # behind its baseline as unplayed.
+    start = _placed_start()
+    played = start.with_wink(
+        start.wink("blue-S1").with_position(-500.0, 200.0).with_status(WinkStatus.FREE)
+    )
+    back = played.with_wink(
+        played.wink("blue-S1").with_position(-850.0, 400.0).with_status(WinkStatus.UNPLAYED)
+    )
+    assert kept_unplayed(back, played).wink("blue-S1").status is WinkStatus.FREE
+
+
+def test_a_wink_knocked_out_of_the_pot_and_put_back_is_not_a_shot() -> None:
+    camera = _Camera()
+    camera.see(starting_board())
+    potted = make_board(potted=["blue-S1"])
+    camera.see(potted)  # blue pots and plays again (rule 12)
+    knocked = apply(potted, play={"blue-S1": (100.0, 100.0), "blue-S2": (120.0, 300.0)})
+    said = camera.see(knocked)
+    assert EventType.REPOTTED in [a.event.type for a in said if a.event is not None]
+    back = apply(knocked, pot=["blue-S1"])
+    assert _kinds(camera.see(back)) == [AnnouncementKind.REPLACED]
+    assert len(camera.referee.shots) == 2
+
+
+def test_a_saved_picture_never_replaces_a_file(tmp_path: Path) -> None:
+    frames = tmp_path / "frames"
+    frames.mkdir()
+    theirs = frames / "game_shot_000.jpg"
+    theirs.write_bytes(b"the user's own picture")
+    camera = _Camera(tmp_path, frames_dir=frames)
+    camera.see(starting_board())
+    camera.see(make_board(free=["blue-S1"]))
+    assert theirs.read_bytes() == b"the user's own picture"
+    assert (frames / "game_shot_000-2.jpg").stat().st_size > 0
+
+
+def test_a_pass_before_a_resumed_game_is_seen_keeps_the_clock() -> None:
+    analyzer = _StandInAnalyzer()
+    board = make_board(free=["blue-S1"])
+    record = GameRecord(
+        squidge_off_winner=Colour.BLUE,
+        shots=(
+            ShotRecord(t=0.0, colour=Colour.BLUE, board=board),
+            ShotRecord(t=30.0, colour=Colour.GREEN, is_pass=True),
+        ),
+    )
+    game, _ = replay_record(record)
+    referee = Referee(analyzer, game, record)  # type: ignore[arg-type]
+    said = referee.pass_turn(5.0)
+    assert [a.event.type for a in said if a.event is not None] == [EventType.PASS]
+    # The game clock runs on from the record's last shot (30 s), not from 0.
+    assert referee.shots[-1].t >= 30.0

@@ -39,7 +39,7 @@ def _photos(folder: Path, count: int, size_px: tuple[int, int] = (40, 60)) -> Pa
         (["{dir}/shots", "--squidge-off", "blue", "--format", "quads"], "'quads'"),
         (["{dir}/shots", "--squidge-off", "blue", "--ruleset", "nope"], "'nope'"),
         (["{dir}/shots", "--squidge-off", "blue", "--time-limit", "0"], "in minutes"),
-        (["{dir}/shots", "--squidge-off", "blue", "--settle", "-1"], "cannot be negative"),
+        (["{dir}/shots", "--squidge-off", "blue", "--settle", "-1"], "0 or more"),
         # a folder with no photos in it
         (["{dir}/empty", "--squidge-off", "blue"], "holds no photos"),
         # a video that is not there, or not a video
@@ -51,8 +51,16 @@ def _photos(folder: Path, count: int, size_px: tuple[int, int] = (40, 60)) -> Pa
         (["--camera", "100", "--squidge-off", "blue"], "numbered from 0"),
         # the record's folder does not exist
         (["{dir}/shots", "--squidge-off", "blue", "--record", "{dir}/no/r.json"], "does not exist"),
-        # --save-frames names a file
+        # --save-frames names a file, or the folder being watched
         (["{dir}/shots", "--squidge-off", "blue", "--save-frames", "{dir}/notes.mp4"], "a file"),
+        (["{dir}/shots", "--squidge-off", "blue", "--save-frames", "{dir}/shots"], "being watched"),
+        # numbers that are not seconds (a NaN was a pydantic error after the first shot)
+        (["{dir}/shots", "--squidge-off", "blue", "--interval", "nan"], "number of seconds"),
+        (["{dir}/shots", "--squidge-off", "blue", "--settle", "inf"], "number of seconds"),
+        # every frame of a video judged, hands and all
+        (["{dir}/notes.mp4", "--squidge-off", "blue", "--settle", "0"], "at least 0.5 s"),
+        # one photo is not a game
+        (["{dir}/shots/000.png", "--squidge-off", "blue"], "give the folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
