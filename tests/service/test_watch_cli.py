@@ -203,3 +203,47 @@ def test_a_record_that_cannot_be_resumed_is_refused(
     assert result.exit_code == 2, result.output
     assert expected in result.output
     assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+class _FakeCamera:
+    """A webcam over the bundled game: each position held still, then silence (unplugged)."""
+
+    def __init__(self, index: int) -> None:
+        self.pictures = [
+            cv2.imread(str(GAME / f"frame_{k:03d}.jpg")) for k in range(8) for _ in range(12)
+        ]
+
+    def isOpened(self) -> bool:  # noqa: N802 - OpenCV's name
+        return True
+
+    def read(self) -> tuple[bool, np.ndarray | None]:
+        import time
+
+        time.sleep(0.04)  # 25 frames a second
+        if not self.pictures:
+            return False, None
+        return True, self.pictures.pop(0)
+
+    def release(self) -> None:
+        self.pictures = []
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_a_camera_is_watched_until_it_stops_giving_pictures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The live path: frames timed by the clock, settled views judged, the end said."""
+    import service.frames
+
+    monkeypatch.setattr(cv2, "VideoCapture", _FakeCamera)
+    monkeypatch.setattr(service.frames, "CAMERA_SILENCE_S", 0.3)
+    record_path = tmp_path / "game.json"
+    result = runner.invoke(
+        app,
+        ["watch", "--camera", "0", "--squidge-off", "blue", "--settle", "0.3"]
+        + ["--record", str(record_path)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "camera 0 stopped giving pictures" in result.output
+    truth = load_record(GAME / "record.json")
+    assert [s.colour for s in load_record(record_path).shots] == [s.colour for s in truth.shots]
