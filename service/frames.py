@@ -25,8 +25,6 @@ from service.watch import Frame
 
 #: What a folder of photos may hold (other files, such as notes, are skipped).
 PHOTO_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"})
-#: What a video file may be; anything else OpenCV can open is tried too.
-VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v"})
 #: A camera that gives no picture for this long has stopped, s.
 CAMERA_SILENCE_S = 5.0
 
@@ -91,8 +89,7 @@ def video_frames(path: Path) -> Iterator[Frame]:
                 break
             if index == 0:
                 check_image_shape(image.shape[1], image.shape[0])
-            stamp_ms = capture.get(cv2.CAP_PROP_POS_MSEC)
-            t_s = index / fps if fps > 0 else stamp_ms / 1000.0
+            t_s = index / fps if fps > 0 else capture.get(cv2.CAP_PROP_POS_MSEC) / 1000.0
             yield Frame(np.asarray(image, np.uint8), t_s, f"{path.name} frame {index}")
             index += 1
         if index == 0:
@@ -115,18 +112,18 @@ def camera_frames(camera_index: int) -> Iterator[Frame]:
     capture = open_camera(camera_index)
     try:
         start = time.monotonic()
-        last_picture = start
+        last_picture = start  # silence is counted from here until the first picture
         index = 0
         while True:
             ok, image = capture.read()
             now = time.monotonic()
             if not ok:
-                if index == 0 and now - start > CAMERA_SILENCE_S:
-                    raise CameraUnavailableError(
-                        f"camera {camera_index} opened but gave no picture; "
-                        "check that no other program is using it"
-                    )
-                if index and now - last_picture > CAMERA_SILENCE_S:
+                if now - last_picture > CAMERA_SILENCE_S:
+                    if index == 0:
+                        raise CameraUnavailableError(
+                            f"camera {camera_index} opened but gave no picture; "
+                            "check that no other program is using it"
+                        )
                     return  # unplugged or switched off: the caller says so
                 time.sleep(0.05)
                 continue

@@ -24,7 +24,8 @@ class UnwritableOutputError(ValueError):
     """An output path that cannot (or must not) be written."""
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name the same file or folder (False when either cannot be resolved)."""
     try:
         return a.resolve() == b.resolve()
     except OSError:
@@ -63,7 +64,7 @@ def check_output_path(
     if path.is_dir():
         raise UnwritableOutputError(f"{where} is a folder; give a file name inside it")
     for source in inputs:
-        if _same_file(path, source):
+        if same_file(path, source):
             raise UnwritableOutputError(
                 f"{where} would overwrite {str(source)!r}, which this command also uses; "
                 "give a different file name"

@@ -42,7 +42,7 @@ from rules.record import GameRecord, IllegalRecordError, ShotRecord
 from service.commands.replay import event_line, next_turn_line
 from service.outputs import write_image_atomic, write_text_atomic
 from vision.pipeline import HIDDEN_SCALE, StillCameraAnalyzer, watched_small
-from vision.status import own_unplayed_triangle
+from vision.status import behind_baselines
 
 #: A picture still for this long after a change is a finished shot, s.
 #: Winks come to rest well within half a second of a squidge; a player
@@ -217,6 +217,17 @@ class Settler:
         return True
 
 
+def _apart_mm(a: Wink, b: Wink) -> float:
+    """Distance between two winks' centres on the mat, mm (both placed)."""
+    return float(np.hypot(*np.subtract(a.mat_xy, b.mat_xy)))
+
+
+def last_recorded_board(record: GameRecord) -> Board | None:
+    """The board after the record's last shot that has one (passes have none)."""
+    boards = [shot.board for shot in record.shots if shot.board is not None]
+    return boards[-1] if boards else None
+
+
 def _changed_winks(before: Board, after: Board) -> list[str]:
     """Ids of the winks a shot moved: a new status, squops or place (by ``MOVED_MM``)."""
     out = []
@@ -228,7 +239,7 @@ def _changed_winks(before: Board, after: Board) -> list[str]:
         elif (was.mat_xy is None) != (wink.mat_xy is None):
             out.append(wink.id)
         elif was.mat_xy is not None and wink.mat_xy is not None:
-            if float(np.hypot(*np.subtract(was.mat_xy, wink.mat_xy))) > MOVED_MM:
+            if _apart_mm(was, wink) > MOVED_MM:
                 out.append(wink.id)
     gone = set(old) - set(after.by_id)
     return out + sorted(gone)
@@ -276,10 +287,7 @@ def kept_still(board: Board, last: Board, changed_at: Callable[[Wink], bool]) ->
             and wink.id not in in_squops
             and wink.mat_xy is not None
             and was.mat_xy is not None
-            and (
-                wink.status is not was.status
-                or float(np.hypot(*np.subtract(wink.mat_xy, was.mat_xy))) > MOVED_MM
-            )
+            and (wink.status is not was.status or _apart_mm(wink, was) > MOVED_MM)
             and not changed_at(was)
             and not changed_at(wink)
         ):
@@ -312,7 +320,7 @@ def kept_unplayed(board: Board, last: Board) -> Board:
             and not wink.squops
             and wink.mat_xy is not None
             and was.mat_xy is not None
-            and float(np.hypot(*np.subtract(wink.mat_xy, was.mat_xy))) <= MOVED_MM
+            and _apart_mm(wink, was) <= MOVED_MM
         ):
             wink = wink.with_status(WinkStatus.UNPLAYED)
         elif (
@@ -344,9 +352,7 @@ def _behind_a_baseline(wink: Wink, corners_mm: Mapping[Colour, Sequence[float]])
     """Whether the wink's centre lies behind any colour's baseline (rule 3)."""
     if wink.mat_xy is None:
         return False
-    return any(
-        own_unplayed_triangle([wink.mat_xy], [colour], corners_mm)[0] > 0 for colour in Colour
-    )
+    return any(bool(behind[0]) for behind in behind_baselines([wink.mat_xy], corners_mm).values())
 
 
 def _restored(moved: Sequence[str], board: Board, rules_board: Board) -> list[str]:
@@ -373,7 +379,7 @@ def _restored(moved: Sequence[str], board: Board, rules_board: Board) -> list[st
 
 
 def _steady(board: Board, last: Board, moved: Sequence[str]) -> Board:
-    """The board with every wink that did not move where it was last (to the 0.1 mm).
+    """The board with every wink that did not move at exactly its last place.
 
     The same wink is fitted a little differently in each view; the rules
     engine compares places exactly (an off wink still off is not sent off
@@ -431,8 +437,7 @@ def _covering(wink: Wink, board: Board) -> str | None:
             other.id != wink.id
             and other.mat_xy is not None
             and other.status in (WinkStatus.FREE, WinkStatus.SQUOPPED)
-            and float(np.hypot(*np.subtract(other.mat_xy, wink.mat_xy)))
-            < other.radius_mm + wink.radius_mm - COVER_MARGIN_MM
+            and _apart_mm(other, wink) < other.radius_mm + wink.radius_mm - COVER_MARGIN_MM
         ):
             return other.id
     return None
@@ -508,8 +513,8 @@ class _Tally:
     """What the referee has said so far, to say each thing once."""
 
     events: int = 0
-    hidden_said: bool = False
     hidden_views: int = 0
+    """Still views in a row with part of the mat hidden."""
     waiting_said: tuple[str, ...] = ()
     reviews_said: set[str] = field(default_factory=set)
     unseen: set[str] = field(default_factory=set)
@@ -551,18 +556,14 @@ class Referee:
         self.record = record
         self.record_path = record_path
         self.frames_dir = frames_dir
-        self._board: Board | None = None
         # A record with shots already in it is a game resumed: its last board
         # is what the camera is compared with, and its clock runs on.
-        boards = [shot.board for shot in record.shots if shot.board is not None]
-        if boards:
-            self._board = boards[-1]
+        self._board: Board | None = last_recorded_board(record)
         self._resume_t: float | None = record.shots[-1].t if record.shots else None
         # The picture the last board was read from, to tell where a view changed.
         self._image: npt.NDArray[np.uint8] | None = None
         self._first_shot_s: float | None = None
         self._said = _Tally(events=len(game.events))
-        self._refused = 0
 
     @property
     def shots(self) -> tuple[ShotRecord, ...]:
@@ -610,14 +611,13 @@ class Referee:
             said.append(Announcement(kind, text, t, frame.label, event))
 
         if analysis.hidden_regions:
-            if not self._said.hidden_said:
+            if self._said.hidden_views == 0:
                 area_cm2 = sum(r.area_mm2 for r in analysis.hidden_regions) / 100.0
                 say(
                     AnnouncementKind.HIDDEN,
                     f"Part of the mat is hidden ({area_cm2:.0f} cm²): waiting for a clear "
                     "view before judging the shot.",
                 )
-                self._said.hidden_said = True
             self._said.hidden_views += 1
             if self._said.hidden_views == HIDDEN_VIEWS_TO_WARN:
                 say(
@@ -629,7 +629,6 @@ class Referee:
                     "--calibration and --resume.",
                 )
             return said
-        self._said.hidden_said = False
         self._said.hidden_views = 0
         board = analysis.board
         if self._resume_t is not None:
@@ -701,7 +700,6 @@ class Referee:
         try:
             self.game.play(shot, index=index)
         except IllegalRecordError as exc:
-            self._refused += 1
             self._save_frame(frame, f"not_understood_after_shot_{index:03d}")
             say(
                 AnnouncementKind.NOT_UNDERSTOOD,
@@ -794,17 +792,14 @@ class Referee:
         ``camera`` maps the board's frame into the image.
         """
         last_image = self._image
-        floor = LEFT_LEVELS
-        if last_image is not None and last_image.shape == frame.image_bgr.shape:
-            # A sparse sample is enough for the picture's typical change (noise, light).
-            sample = np.abs(frame.image_bgr[::4, ::4].astype(np.int16) - last_image[::4, ::4]).max(
-                axis=2
-            )
-            floor = max(LEFT_LEVELS, LEFT_NOISE_TIMES * float(np.median(sample)))
+        if last_image is None or last_image.shape != frame.image_bgr.shape:
+            # No picture to compare with: every reading stands.
+            return lambda wink: True
+        # A sparse sample is enough for the picture's typical change (noise, light).
+        sample = np.abs(frame.image_bgr[::4, ::4].astype(np.int16) - last_image[::4, ::4])
+        floor = max(LEFT_LEVELS, LEFT_NOISE_TIMES * float(np.median(sample.max(axis=2))))
 
         def left(wink: Wink) -> bool:
-            if last_image is None or last_image.shape != frame.image_bgr.shape:
-                return True  # no picture to compare with: the reading stands
             if wink.mat_xy is None:
                 return False
             centre_px, rim_px = camera.mat_to_image(

@@ -46,12 +46,12 @@ from vision.status import (
     SMALL_WINK_RADIUS_MM,
     ColourBeside,
     PottedInference,
+    behind_baselines,
     beside_pot_foot,
     beyond_mat_edge_mm,
     colour_beside_winks_mm2,
     hidden_behind_pot_fraction,
     infer_potted,
-    own_unplayed_triangle,
     pot_colours_seen,
     pot_hidden_fraction,
     pot_reading,
@@ -193,13 +193,8 @@ def _behind_another_baseline(
 ) -> npt.NDArray[np.bool_]:
     """Whether each detection lies behind the baseline of a colour not its own (rule 3)."""
     out = np.zeros(len(detections), bool)
-    for corner in Colour:
-        others = np.array([c is not corner for c in detections.colour], bool)
-        if others.any():
-            depth = own_unplayed_triangle(
-                detections.mat_xy_mm, [corner] * len(detections), corners_mm
-            )
-            out |= others & (depth > 0)
+    for corner, behind in behind_baselines(detections.mat_xy_mm, corners_mm).items():
+        out |= behind & np.array([c is not corner for c in detections.colour], bool)
     return out
 
 

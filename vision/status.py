@@ -473,6 +473,27 @@ def own_unplayed_triangle(
     return np.asarray(pts[:, 0] * d[:, 0] + pts[:, 1] * d[:, 1] - BASELINE_DISTANCE_MM, float)
 
 
+def behind_baselines(
+    mat_xy_mm: npt.ArrayLike,
+    corners_mm: Mapping[Colour, Sequence[float]] = DEFAULT_CORNERS_MM,
+) -> dict[Colour, npt.NDArray[np.bool_]]:
+    """For each colour, whether each point lies behind that colour's baseline (rule 3).
+
+    Parameters
+    ----------
+    mat_xy_mm : (n, 2) array_like
+    corners_mm : mapping of Colour to (2,) array_like
+
+    Returns
+    -------
+    dict of Colour to (n,) bool ndarray
+    """
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float)).reshape(-1, 2)
+    return {
+        colour: own_unplayed_triangle(pts, [colour] * len(pts), corners_mm) > 0 for colour in Colour
+    }
+
+
 @dataclass(frozen=True)
 class PottedInference:
     """How many of one colour's winks are in the pot, and how that was found.

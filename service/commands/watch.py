@@ -35,7 +35,7 @@ from service.commands.analyze import calibration_for_photo
 from service.commands.count import parse_format
 from service.commands.replay import load_game_record
 from service.frames import PHOTO_SUFFIXES, camera_frames, folder_frames, video_frames
-from service.outputs import UnwritableOutputError, check_output_path
+from service.outputs import UnwritableOutputError, check_output_path, same_file
 from service.watch import (
     HIDDEN_SCALE,
     SETTLE_S,
@@ -43,6 +43,7 @@ from service.watch import (
     Frame,
     Referee,
     Settler,
+    last_recorded_board,
     settler_for,
 )
 from vision.pipeline import StillCameraAnalyzer
@@ -94,8 +95,8 @@ def _frames(
     return video_frames(source), False
 
 
-def _resumed(path: Path, squidge_off: str) -> GameRecord:
-    """The game saved in ``path``, checked: readable, valid, not over, squidge-off agreed.
+def _resumed(path: Path, squidge_off: str) -> tuple[GameRecord, Game]:
+    """The game saved in ``path`` and replayed: readable, valid, not over, squidge-off agreed.
 
     Raises
     ------
@@ -118,11 +119,7 @@ def _resumed(path: Path, squidge_off: str) -> GameRecord:
             f"--squidge-off {squidge_off!r}, but the game in {str(path)!r} was won by "
             f"{record.squidge_off_winner.value} at the squidge-off; leave --squidge-off out"
         )
-    return record
-
-
-def _same(a: Path, b: Path) -> bool:
-    return a.resolve() == b.resolve()
+    return record, game
 
 
 def _check_new_record(record_path: Path, inputs: list[Path]) -> None:
@@ -138,7 +135,7 @@ def _check_new_record(record_path: Path, inputs: list[Path]) -> None:
 def _check_frames_dir(frames_dir: Path | None, source: Path | None) -> None:
     if frames_dir is None:
         return
-    if source is not None and source.is_dir() and frames_dir.resolve() == source.resolve():
+    if source is not None and source.is_dir() and same_file(frames_dir, source):
         raise UnwritableOutputError(
             f"--save-frames {str(frames_dir)!r} is the folder being watched; give another folder"
         )
@@ -180,7 +177,7 @@ def run(
     """
     resumed = _resumed(resume_path, squidge_off) if resume_path is not None else None
     first = (
-        resumed.squidge_off_winner
+        resumed[0].squidge_off_winner
         if resumed is not None
         else parse_colour(squidge_off, option="--squidge-off")
     )
@@ -202,7 +199,7 @@ def run(
             "too; give at least 0.5 s (0 is for a folder of photos, each taken at rest)"
         )
     inputs = [p for p in (source, calibration_path) if p is not None]
-    if resume_path is not None and (record_path is None or _same(record_path, resume_path)):
+    if resume_path is not None and (record_path is None or same_file(record_path, resume_path)):
         # The resumed game goes on in its own record (rewritten whole, shots added).
         record_path = resume_path
         check_output_path(record_path, option="--resume", inputs=inputs)
@@ -211,22 +208,24 @@ def run(
         _check_new_record(record_path, inputs)
     _check_frames_dir(frames_dir, source)
     frames, photos = _frames(source, camera_index, interval_s)
+    # Photos are each taken at rest; a video or camera must show a still spell.
+    still_s = 0.0 if photos else settle_s
 
     first_frame, calibration, corners, notes = _calibrated_view(
         frames,
         calibration_path,
-        settle_s=0.0 if photos else settle_s,
+        settle_s=still_s,
         source=str(source) if source is not None else f"camera {camera_index}",
         emit=emit if camera_index is not None else None,
     )
-    boards = [shot.board for shot in resumed.shots if shot.board] if resumed is not None else []
     analyzer = StillCameraAnalyzer(
-        calibration, corners_mm=corners, previous=boards[-1] if boards else None
+        calibration,
+        corners_mm=corners,
+        previous=last_recorded_board(resumed[0]) if resumed is not None else None,
     )
     blue_x = analyzer.context.corners_mm[Colour.BLUE][0]
     if resumed is not None:
-        record = resumed
-        game, _ = replay_record(record)
+        record, game = resumed
     else:
         record = GameRecord(
             ruleset=ruleset,
@@ -238,7 +237,7 @@ def run(
         game = Game.from_record(record)
     referee = Referee(analyzer, game, record, record_path=record_path, frames_dir=frames_dir)
     referee.save_record()
-    settler = settler_for(analyzer, settle_s=0.0 if photos else settle_s)
+    settler = settler_for(analyzer, settle_s=still_s)
 
     def say(item: Announcement) -> None:
         emit(json.dumps(item.to_json_dict(), ensure_ascii=False) if json_output else item.text)
