@@ -154,6 +154,11 @@ def load_image(path: str | Path) -> UInt8Array:
     UnreadableImageError
         When the file is missing or not a readable image.
     """
+    if not str(path).strip():
+        # Path("") is ".", which would be reported as a folder the user never named.
+        raise UnreadableImageError(
+            f"cannot read image {str(path)!r}: no file name was given; give the photo's path"
+        )
     p = Path(path)
     if p.is_dir():
         raise UnreadableImageError(

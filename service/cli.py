@@ -280,10 +280,18 @@ def watch(
         Path | None,
         typer.Option("--calibration", help="Calibration JSON; default: from the first picture."),
     ] = None,
-    ruleset: Annotated[str, typer.Option("--ruleset", help="Rules to play by.")] = "etwa-2012",
+    ruleset: Annotated[
+        str | None,
+        typer.Option(
+            "--ruleset", help="Rules to play by; default: etwa-2012 (or the resumed game's)."
+        ),
+    ] = None,
     game_format: Annotated[
-        str, typer.Option("--format", help="pairs, singles or three.")
-    ] = "pairs",
+        str | None,
+        typer.Option(
+            "--format", help="pairs, singles or three; default: pairs (or the resumed game's)."
+        ),
+    ] = None,
     time_limit: Annotated[
         float | None,
         typer.Option("--time-limit", help="The timed period in minutes; default: the format's."),
@@ -348,6 +356,17 @@ def watch(
 
 def main() -> None:
     """Console-script entry point."""
+    # Typer turns an empty argument into Path("."), the current folder, which
+    # the user never named (e.g. `winkref analyze "$PHOTO"` with PHOTO unset).
+    empty = [k for k, arg in enumerate(sys.argv[1:], start=1) if not arg.strip()]
+    if empty:
+        after = f" after {sys.argv[empty[0] - 1]!r}" if empty[0] > 1 else ""
+        typer.echo(
+            f"winkref: error: an empty argument ({sys.argv[empty[0]]!r}) was given{after}; "
+            "give the file name or value it stands for (is a shell variable unset?)",
+            err=True,
+        )
+        sys.exit(2)
     try:
         app()
     except KeyboardInterrupt:

@@ -42,8 +42,8 @@ def parse_pair(text: str | None) -> tuple[str, str] | None:
     """``"W1,W2"`` -> ``("W1", "W2")``."""
     if text is None:
         return None
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if len(parts) != 2:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
         raise BadOptionError(f"--pair wants two wink ids like W1,W2, but got {text!r}")
     if parts[0] == parts[1]:
         raise BadOptionError(f"--pair {text!r} names one wink twice; give two different ids")

@@ -122,6 +122,39 @@ def _resumed(path: Path, squidge_off: str) -> tuple[GameRecord, Game]:
     return record, game
 
 
+def _check_resumed_options(
+    record: GameRecord,
+    path: Path,
+    *,
+    ruleset: str | None,
+    game_format: GameFormat | None,
+    time_limit_min: float | None,
+) -> None:
+    """Refuse an option given with ``--resume`` that would change the saved game's own.
+
+    A game goes on under the rules, format and time limit it began with; an
+    option that disagrees is refused rather than silently ignored, so that the
+    user knows which one holds.
+    """
+    saved_limit_s = record.timed_period_s
+    clashes = []
+    if ruleset is not None and ruleset != record.ruleset:
+        clashes.append(f"--ruleset {ruleset!r} (the game is played by {record.ruleset!r})")
+    if game_format is not None and game_format != record.format:
+        clashes.append(f"--format {game_format.value!r} (the game is {record.format.value!r})")
+    if time_limit_min is not None and (
+        saved_limit_s is None or not math.isclose(60.0 * time_limit_min, saved_limit_s)
+    ):
+        saved = "the format's own" if saved_limit_s is None else f"{saved_limit_s / 60.0:g} min"
+        clashes.append(f"--time-limit {time_limit_min:g} (the game's limit is {saved})")
+    if clashes:
+        raise WatchOptionsError(
+            f"--resume {str(path)!r} goes on with the saved game under its own rules, but "
+            + "; ".join(clashes)
+            + ". Leave those options out, or start a new game without --resume"
+        )
+
+
 def _check_new_record(record_path: Path, inputs: list[Path]) -> None:
     if record_path.exists():
         raise UnwritableOutputError(
@@ -153,8 +186,8 @@ def run(
     emit: Callable[[str], None],
     camera_index: int | None = None,
     calibration_path: Path | None = None,
-    ruleset: str = "etwa-2012",
-    game_format: str = "pairs",
+    ruleset: str | None = None,
+    game_format: str | None = None,
     time_limit_min: float | None = None,
     record_path: Path | None = None,
     frames_dir: Path | None = None,
@@ -175,18 +208,28 @@ def run(
         picture, or an unusable calibration file; each message says what to
         do. Once watching has begun, a failure still leaves the record saved.
     """
+    given_ruleset, given_format = ruleset is not None, game_format is not None
     resumed = _resumed(resume_path, squidge_off) if resume_path is not None else None
     first = (
         resumed[0].squidge_off_winner
         if resumed is not None
         else parse_colour(squidge_off, option="--squidge-off")
     )
-    fmt: GameFormat = parse_format(game_format)
+    fmt: GameFormat = parse_format(game_format or GameFormat.PAIRS.value)
+    ruleset = ruleset or "etwa-2012"
     get_ruleset(ruleset)  # an unknown name is refused before the camera opens
     if time_limit_min is not None and not 0 < time_limit_min <= 24 * 60:
         raise WatchOptionsError(
             f"--time-limit {time_limit_min:g}: give the timed period in minutes, "
             "e.g. 25 (rule 17), or leave it out for the format's own"
+        )
+    if resumed is not None and resume_path is not None:
+        _check_resumed_options(
+            resumed[0],
+            resume_path,
+            ruleset=ruleset if given_ruleset else None,
+            game_format=fmt if given_format else None,
+            time_limit_min=time_limit_min,
         )
     for option, value in (("--settle", settle_s), ("--interval", interval_s)):
         if not math.isfinite(value) or value < 0:

@@ -84,6 +84,11 @@ def test_a_missing_file_is_unreadable_and_quoted(tmp_path: Path) -> None:
         load_image(tmp_path / "nowhere.png")
 
 
+def test_an_empty_file_name_is_unreadable_not_the_current_folder() -> None:
+    with pytest.raises(UnreadableImageError, match="no file name was given"):
+        load_image("")
+
+
 @pytest.mark.parametrize(
     ("corners", "message"),
     [

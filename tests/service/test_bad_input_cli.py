@@ -468,3 +468,24 @@ def test_an_unexpected_exception_is_one_line_not_a_traceback(
     assert "Traceback" not in result.output
     assert expected in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["winkref", "analyze", ""], "after 'analyze'"),  # was read as the folder '.'
+        (["winkref", "review", "p.jpg", "--near", " "], "after '--near'"),  # blank value
+    ],
+)
+def test_an_empty_argument_is_refused_not_read_as_the_current_folder(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], named: str
+) -> None:
+    from service import cli
+
+    monkeypatch.setattr("sys.argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        cli.main()
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "an empty argument" in err and named in err
+    assert "folder" not in err

@@ -162,6 +162,20 @@ def test_parse_pair(text: str | None, expected: tuple[str, str] | None) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "W1,,W2",  # an empty id between the commas (was read as W1,W2)
+        "W1,",  # the second id missing
+        ",W2",  # the first id missing
+        "W1,W2,W3",  # three winks
+    ],
+)
+def test_a_pair_that_is_not_two_ids_is_refused(text: str) -> None:
+    with pytest.raises(BadOptionError, match="two wink ids"):
+        parse_pair(text)
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("2010,1500", (2010.0, 1500.0)),  # integers

@@ -167,7 +167,9 @@ def test_a_game_stopped_part_way_goes_on_with_resume(tmp_path: Path) -> None:
     args = ["watch", str(first), "--squidge-off", "blue", "--record", str(record_path)]
     assert runner.invoke(app, args).exit_code == 0
     assert len(load_record(record_path).shots) == 3
-    result = runner.invoke(app, ["watch", str(second), "--resume", str(record_path)])
+    # An option that agrees with the saved game's own is accepted.
+    resume = ["watch", str(second), "--resume", str(record_path), "--format", "pairs"]
+    result = runner.invoke(app, resume)
     assert result.exit_code == 0, result.output
     assert "Resuming the game after shot 3" in result.output
     truth = load_record(GAME / "record.json")
@@ -186,6 +188,9 @@ def test_a_game_stopped_part_way_goes_on_with_resume(tmp_path: Path) -> None:
         ("examples/game_pot_out.json", [], "that game is over"),
         # the squidge-off was won by another colour in that game
         ("{dir}/begun.json", ["--squidge-off", "red"], "leave --squidge-off out"),
+        # options that would change the saved game's own are refused, not ignored
+        ("{dir}/begun.json", ["--format", "singles"], "--format 'singles' (the game is 'pairs')"),
+        ("{dir}/begun.json", ["--ruleset", "etwa-2012", "--time-limit", "20"], "limit is the"),
     ],
 )
 def test_a_record_that_cannot_be_resumed_is_refused(
