@@ -59,13 +59,27 @@ def run_game(folder: Path, *, photos: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         record_path = Path(tmp) / "seen.json"
         t0 = time.perf_counter()
-        referee = watch.run(
-            source,
-            squidge_off=truth.squidge_off_winner.value,
-            emit=lambda line: lines.append(json.loads(line)),
-            record_path=record_path,
-            json_output=True,
-        )
+        try:
+            referee = watch.run(
+                source,
+                squidge_off=truth.squidge_off_winner.value,
+                emit=lambda line: lines.append(json.loads(line)),
+                record_path=record_path,
+                json_output=True,
+            )
+        except ValueError as exc:
+            # The user's error (e.g. no mat found): the game counts as refereed not at all.
+            return {
+                "game": folder.name,
+                "true_shots": len(truth.shots),
+                "seen_shots": 0,
+                "right": 0,
+                "not_understood": 0,
+                "hidden": 0,
+                "started": False,
+                "error": str(exc)[:120],
+                "ms_per_frame": float("nan"),
+            }
         wall_s = time.perf_counter() - t0
     seen = referee.record.shots
     seen_events = _events_by_shot([x["event"] for x in lines if "event" in x])
@@ -111,12 +125,14 @@ def main() -> int:
     if not rows:
         return 1
     true_shots = sum(r["true_shots"] for r in rows)
+    timed = [r["ms_per_frame"] for r in rows if "error" not in r] or [float("nan")]
     print(
         f"games {len(rows)}: shots right {sum(r['right'] for r in rows)}/{true_shots}, "
         f"given to the engine {sum(r['seen_shots'] for r in rows)}, "
         f"games wholly right {sum(r['right'] == r['true_shots'] for r in rows)}/{len(rows)}, "
         f"not understood {sum(r['not_understood'] for r in rows)}, "
-        f"median {statistics.median(r['ms_per_frame'] for r in rows):.1f} ms per frame"
+        f"refused {sum('error' in r for r in rows)}, "
+        f"median {statistics.median(timed):.1f} ms per frame"
     )
     return 0
 

@@ -184,6 +184,11 @@ class Settler:
         self.motion_began_s: float | None = None
         self._moving_since_s: float | None = None
 
+    @property
+    def still_since_s(self) -> float:
+        """Since when the picture has looked as it does now, s (the last change)."""
+        return self._still_since_s
+
     def start_settled(self, image_bgr: npt.NDArray[np.uint8], t_s: float) -> None:
         """Take this picture as one already at rest (it was looked at still)."""
         self._last_small = None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from calibration.result import MatPartlyOutOfFrameError, NoMatFoundError
 from rules.board import Colour
@@ -51,6 +52,8 @@ from vision.pipeline import StillCameraAnalyzer
 #: Photos in a folder are taken this far apart unless told (rule 17's
 #: clock runs on it), s: about a shot's length in a timed game.
 PHOTO_INTERVAL_S = 30.0
+#: At most this many still frames are averaged to look for the mat in.
+STILL_SPELL_FRAMES = 8
 
 
 class WatchOptionsError(ValueError):
@@ -325,6 +328,43 @@ def run(
     return referee
 
 
+class _StillSpell:
+    """The mean of the frames since the picture last changed, up to ``STILL_SPELL_FRAMES``.
+
+    A video's or webcam's frames each carry their own sensor noise and
+    compression; the mat's faint edges and baselines are found more surely in
+    their mean (noise down by the square root of the frames), so the mat is
+    looked for in that. Session object: ``add`` changes it.
+    """
+
+    def __init__(self) -> None:
+        self._sum: npt.NDArray[np.float32] | None = None
+        self._count = 0
+
+    def add(self, image_bgr: npt.NDArray[np.uint8], *, changed: bool) -> None:
+        """Add a frame; ``changed`` (the picture moved) starts the spell afresh."""
+        if changed or self._sum is None or self._sum.shape != image_bgr.shape:
+            self._sum, self._count = np.zeros(image_bgr.shape, np.float32), 0
+        if self._count == STILL_SPELL_FRAMES:
+            # Enough for the noise; the newest frames are the ones the mat is found in.
+            self._sum *= (STILL_SPELL_FRAMES - 1) / STILL_SPELL_FRAMES
+            self._count -= 1
+        self._sum += image_bgr
+        self._count += 1
+
+    @property
+    def count(self) -> int:
+        """How many frames the mean is of."""
+        return self._count
+
+    def mean_bgr(self) -> npt.NDArray[np.uint8]:
+        """(h, w, 3) uint8: the spell's mean frame."""
+        if self._sum is None or self._count == 0:
+            raise RuntimeError("no frame was added to the still spell")
+        mean = self._sum / np.float32(self._count)
+        return np.clip(np.rint(mean), 0, 255).astype(np.uint8)
+
+
 def _calibrated_view(
     frames: Iterator[Frame],
     calibration_path: Path | None,
@@ -357,18 +397,33 @@ def _calibrated_view(
     settler = Settler(whole, settle_s=settle_s)
     failure: ValueError | None = None
     said = ""
+    spell = _StillSpell()
+    pending: Frame | None = None  # a still view whose spell is still being gathered
     for frame in itertools.chain([first], frames):
-        if not settler.update(frame.image_bgr, frame.t_s):
+        settled = settler.update(frame.image_bgr, frame.t_s)
+        # Photos are each their own view (taken after different shots): never averaged.
+        changed = settle_s <= 0 or settler.still_since_s == frame.t_s
+        spell.add(frame.image_bgr, changed=changed)
+        if settled or (pending is not None and not changed):
+            pending = frame
+        else:
+            pending = None
+        if pending is None or (settle_s > 0 and spell.count < STILL_SPELL_FRAMES):
             continue
+        pending = None
         try:
-            found = calibration_for_photo(frame.image_bgr, Path(frame.label), None)
+            return (frame, *calibration_for_photo(spell.mean_bgr(), Path(frame.label), None))
         except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
             failure = exc
             if emit is not None and str(exc) != said:
                 emit(f"Looking for the mat: {exc}; trying again when the picture is still.")
                 said = str(exc)
-            continue
-        return (frame, *found)
+    if pending is not None:
+        # The pictures ran out before the spell was full: what there is will do.
+        try:
+            return (pending, *calibration_for_photo(spell.mean_bgr(), Path(pending.label), None))
+        except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
+            failure = exc
     if failure is None:
         raise WatchOptionsError(
             f"{source!r}: the picture was never still for {settle_s:g} s, so the mat could "

@@ -252,3 +252,41 @@ def test_a_camera_is_watched_until_it_stops_giving_pictures(
     assert "camera 0 stopped giving pictures" in result.output
     truth = load_record(GAME / "record.json")
     assert [s.colour for s in load_record(record_path).shots] == [s.colour for s in truth.shots]
+
+
+def test_the_still_spell_is_the_mean_of_the_frames_since_the_last_change() -> None:
+    """Noise averages out over a still spell; a change starts it afresh; it holds 8 at most."""
+    from service.commands.watch import STILL_SPELL_FRAMES, _StillSpell
+
+    rng = np.random.default_rng(3)
+    spell = _StillSpell()
+    spell.add(np.full((20, 30, 3), 200, np.uint8), changed=True)  # before the change
+    scene = np.full((20, 30, 3), 100.0)
+    noisy = [np.clip(scene + rng.normal(0, 6, scene.shape), 0, 255).astype(np.uint8)]
+    spell.add(noisy[0], changed=True)
+    for _ in range(2 * STILL_SPELL_FRAMES):
+        noisy.append(np.clip(scene + rng.normal(0, 6, scene.shape), 0, 255).astype(np.uint8))
+        spell.add(noisy[-1], changed=False)
+    assert spell.count == STILL_SPELL_FRAMES
+    mean = spell.mean_bgr().astype(float)
+    # Nothing of the frame before the change is left in it (it was 200 everywhere).
+    assert abs(mean.mean() - 100.0) < 1.0
+    # Eight frames' worth: the noise is well under one frame's (6 levels).
+    assert np.std(mean - scene) < 6.0 / 2.0
+    assert np.std(noisy[-1].astype(float) - scene) > 5.0
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_a_video_s_mat_is_looked_for_in_a_full_still_spell() -> None:
+    """The mat is found in the mean of 8 still frames: the view returned is the 8th."""
+    from service.commands.watch import STILL_SPELL_FRAMES, _calibrated_view
+    from service.frames import video_frames
+
+    frames = video_frames(GAME / "game.mp4")
+    frame, calibration, _, _ = _calibrated_view(
+        frames, None, settle_s=1.0, source="game.mp4", emit=None
+    )
+    fps = json.loads((GAME / "video.json").read_text())["fps"]
+    # The game's video holds its first position still from its first frame.
+    assert frame.t_s == pytest.approx((STILL_SPELL_FRAMES - 1) / fps)
+    assert calibration.reprojection_rms_mm < 0.5
