@@ -12,6 +12,7 @@ score at the end. The game record is saved after every shot (``--record``);
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import math
@@ -294,12 +295,24 @@ def run(
     if keys is not None:
         emit(KEYS_HELP)
     stopped = "the pictures ran out"
+    spell = _StillSpell(photos=photos)
     try:
         # The picture the mat was found in was still: it is looked at at once.
         settler.start_settled(first_frame.image_bgr, first_frame.t_s)
         for item in referee.observe(first_frame, shot_began_s=first_frame.t_s):
             say(item)
-        for frame in frames:
+        for frame in itertools.chain(frames, [None]):
+            if frame is None:
+                # The pictures ran out while a still view was being gathered.
+                view = spell.flush()
+                if view is not None:
+                    for item in referee.observe(view, shot_began_s=settler.motion_began_s):
+                        say(item)
+                if referee.over:
+                    stopped = "the game is over"
+                elif camera_index is not None:
+                    stopped = f"camera {camera_index} stopped giving pictures"
+                break
             typed = _typed(keys)
             if "quit" in typed:
                 stopped = "stopped from the keyboard"
@@ -310,15 +323,14 @@ def run(
                         say(item)
                 else:
                     emit(KEYS_HELP)
-            if settler.update(frame.image_bgr, frame.t_s):
-                for item in referee.observe(frame, shot_began_s=settler.motion_began_s):
+            settled = settler.update(frame.image_bgr, frame.t_s)
+            view = spell.add(frame, settled=settled, changed=settler.still_since_s == frame.t_s)
+            if view is not None:
+                for item in referee.observe(view, shot_began_s=settler.motion_began_s):
                     say(item)
             if referee.over:
                 stopped = "the game is over"
                 break
-        else:
-            if camera_index is not None:
-                stopped = f"camera {camera_index} stopped giving pictures"
     except KeyboardInterrupt:
         stopped = "stopped by Ctrl-C"
     except ValueError:
@@ -329,40 +341,62 @@ def run(
 
 
 class _StillSpell:
-    """The mean of the frames since the picture last changed, up to ``STILL_SPELL_FRAMES``.
+    """The still views of a video or camera, each the mean of up to ``STILL_SPELL_FRAMES`` frames.
 
     A video's or webcam's frames each carry their own sensor noise and
-    compression; the mat's faint edges and baselines are found more surely in
-    their mean (noise down by the square root of the frames), so the mat is
-    looked for in that. Session object: ``add`` changes it.
+    compression; the mat's faint edges and baselines, and the winks' rims,
+    are found more surely in the mean of the frames of a still spell (noise
+    down by the square root of their number). Once the settler says a spell
+    is long enough, the view waits until the spell holds that many frames,
+    or until the picture changes or the pictures run out. Photos are each
+    their own view: never averaged. Session object: ``add`` changes it.
     """
 
-    def __init__(self) -> None:
-        self._sum: npt.NDArray[np.float32] | None = None
-        self._count = 0
-
-    def add(self, image_bgr: npt.NDArray[np.uint8], *, changed: bool) -> None:
-        """Add a frame; ``changed`` (the picture moved) starts the spell afresh."""
-        if changed or self._sum is None or self._sum.shape != image_bgr.shape:
-            self._sum, self._count = np.zeros(image_bgr.shape, np.float32), 0
-        if self._count == STILL_SPELL_FRAMES:
-            # Enough for the noise; the newest frames are the ones the mat is found in.
-            self._sum *= (STILL_SPELL_FRAMES - 1) / STILL_SPELL_FRAMES
-            self._count -= 1
-        self._sum += image_bgr
-        self._count += 1
+    def __init__(self, *, photos: bool) -> None:
+        self.photos = photos
+        # References only: the frames are averaged once, when a view is ready.
+        self._frames: collections.deque[npt.NDArray[np.uint8]] = collections.deque(
+            maxlen=STILL_SPELL_FRAMES
+        )
+        self._pending: Frame | None = None
 
     @property
     def count(self) -> int:
-        """How many frames the mean is of."""
-        return self._count
+        """How many frames the view would be the mean of now."""
+        return len(self._frames)
 
-    def mean_bgr(self) -> npt.NDArray[np.uint8]:
-        """(h, w, 3) uint8: the spell's mean frame."""
-        if self._sum is None or self._count == 0:
-            raise RuntimeError("no frame was added to the still spell")
-        mean = self._sum / np.float32(self._count)
-        return np.clip(np.rint(mean), 0, 255).astype(np.uint8)
+    def add(self, frame: Frame, *, settled: bool, changed: bool) -> Frame | None:
+        """Add a frame; the view to judge when one is ready, else None.
+
+        ``settled`` is the settler's word that a still spell began long
+        enough ago; ``changed`` that this frame differs from the last.
+        """
+        if (
+            changed
+            or self.photos
+            or (self._frames and self._frames[0].shape != frame.image_bgr.shape)
+        ):
+            self._frames.clear()
+            self._pending = None
+        self._frames.append(frame.image_bgr)
+        if settled or self._pending is not None:
+            self._pending = frame
+        if self._pending is None or (not self.photos and self.count < STILL_SPELL_FRAMES):
+            return None
+        return self.flush()
+
+    def flush(self) -> Frame | None:
+        """The view waiting for its spell to fill, as it is now (the pictures ran out)."""
+        pending, self._pending = self._pending, None
+        if pending is None or not self._frames:
+            return None
+        if len(self._frames) == 1:
+            return pending
+        total = np.zeros(pending.image_bgr.shape, np.float32)
+        for image_bgr in self._frames:
+            total += image_bgr
+        mean = np.clip(np.rint(total / np.float32(len(self._frames))), 0, 255).astype(np.uint8)
+        return Frame(image_bgr=mean, t_s=pending.t_s, label=pending.label)
 
 
 def _calibrated_view(
@@ -397,33 +431,22 @@ def _calibrated_view(
     settler = Settler(whole, settle_s=settle_s)
     failure: ValueError | None = None
     said = ""
-    spell = _StillSpell()
-    pending: Frame | None = None  # a still view whose spell is still being gathered
-    for frame in itertools.chain([first], frames):
-        settled = settler.update(frame.image_bgr, frame.t_s)
-        # Photos are each their own view (taken after different shots): never averaged.
-        changed = settle_s <= 0 or settler.still_since_s == frame.t_s
-        spell.add(frame.image_bgr, changed=changed)
-        if settled or (pending is not None and not changed):
-            pending = frame
+    spell = _StillSpell(photos=settle_s <= 0)
+    for frame in itertools.chain([first], frames, [None]):
+        if frame is None:
+            view = spell.flush()  # the pictures ran out: what there is will do
         else:
-            pending = None
-        if pending is None or (settle_s > 0 and spell.count < STILL_SPELL_FRAMES):
+            settled = settler.update(frame.image_bgr, frame.t_s)
+            view = spell.add(frame, settled=settled, changed=settler.still_since_s == frame.t_s)
+        if view is None:
             continue
-        pending = None
         try:
-            return (frame, *calibration_for_photo(spell.mean_bgr(), Path(frame.label), None))
+            return (view, *calibration_for_photo(view.image_bgr, Path(view.label), None))
         except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
             failure = exc
             if emit is not None and str(exc) != said:
                 emit(f"Looking for the mat: {exc}; trying again when the picture is still.")
                 said = str(exc)
-    if pending is not None:
-        # The pictures ran out before the spell was full: what there is will do.
-        try:
-            return (pending, *calibration_for_photo(spell.mean_bgr(), Path(pending.label), None))
-        except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
-            failure = exc
     if failure is None:
         raise WatchOptionsError(
             f"{source!r}: the picture was never still for {settle_s:g} s, so the mat could "

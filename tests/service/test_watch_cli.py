@@ -14,6 +14,7 @@ from rules.engine import replay_record
 from rules.record import load_record
 from service.cli import app
 from service.commands.watch import default_record_path
+from service.watch import Frame
 
 runner = CliRunner()
 
@@ -254,26 +255,63 @@ def test_a_camera_is_watched_until_it_stops_giving_pictures(
     assert [s.colour for s in load_record(record_path).shots] == [s.colour for s in truth.shots]
 
 
-def test_the_still_spell_is_the_mean_of_the_frames_since_the_last_change() -> None:
+def _noisy_frames(count: int, level: float, t0_s: float = 0.0) -> list[Frame]:
+    rng = np.random.default_rng(int(level))
+    scene = np.full((20, 30, 3), level)
+    return [
+        Frame(
+            image_bgr=np.clip(scene + rng.normal(0, 6, scene.shape), 0, 255).astype(np.uint8),
+            t_s=t0_s + 0.2 * k,
+            label=f"frame {k}",
+        )
+        for k in range(count)
+    ]
+
+
+def test_a_still_view_is_the_mean_of_the_spell_since_the_last_change() -> None:
     """Noise averages out over a still spell; a change starts it afresh; it holds 8 at most."""
     from service.commands.watch import STILL_SPELL_FRAMES, _StillSpell
 
-    rng = np.random.default_rng(3)
-    spell = _StillSpell()
-    spell.add(np.full((20, 30, 3), 200, np.uint8), changed=True)  # before the change
-    scene = np.full((20, 30, 3), 100.0)
-    noisy = [np.clip(scene + rng.normal(0, 6, scene.shape), 0, 255).astype(np.uint8)]
-    spell.add(noisy[0], changed=True)
-    for _ in range(2 * STILL_SPELL_FRAMES):
-        noisy.append(np.clip(scene + rng.normal(0, 6, scene.shape), 0, 255).astype(np.uint8))
-        spell.add(noisy[-1], changed=False)
-    assert spell.count == STILL_SPELL_FRAMES
-    mean = spell.mean_bgr().astype(float)
-    # Nothing of the frame before the change is left in it (it was 200 everywhere).
+    spell = _StillSpell(photos=False)
+    assert spell.add(_noisy_frames(1, 200)[0], settled=False, changed=True) is None
+    still = _noisy_frames(2 * STILL_SPELL_FRAMES, 100, t0_s=1.0)
+    assert spell.add(still[0], settled=False, changed=True) is None  # the change
+    # Settled at the third frame, the view waits until the spell holds eight.
+    views = [spell.add(f, settled=k == 2, changed=False) for k, f in enumerate(still[1:], 1)]
+    ready = [k for k, v in enumerate(views, 1) if v is not None]
+    assert ready == [STILL_SPELL_FRAMES - 1]
+    view = views[STILL_SPELL_FRAMES - 2]
+    assert view is not None and view.t_s == still[STILL_SPELL_FRAMES - 1].t_s
+    mean = view.image_bgr.astype(float)
+    # Nothing of the frame before the change is in it (it was 200 everywhere),
+    # and eight frames' worth of noise is well under one frame's (6 levels).
     assert abs(mean.mean() - 100.0) < 1.0
-    # Eight frames' worth: the noise is well under one frame's (6 levels).
-    assert np.std(mean - scene) < 6.0 / 2.0
-    assert np.std(noisy[-1].astype(float) - scene) > 5.0
+    assert np.std(mean - 100.0) < 6.0 / 2.0
+    assert np.std(still[0].image_bgr.astype(float) - 100.0) > 5.0
+
+
+def test_a_view_cut_short_by_a_change_is_not_judged_but_one_at_the_end_is() -> None:
+    from service.commands.watch import _StillSpell
+
+    spell = _StillSpell(photos=False)
+    first, second = _noisy_frames(3, 90), _noisy_frames(3, 150, t0_s=5.0)
+    for k, frame in enumerate(first):
+        assert spell.add(frame, settled=k == 1, changed=k == 0) is None
+    for k, frame in enumerate(second):  # the picture changed before the view was ready
+        assert spell.add(frame, settled=k == 2, changed=k == 0) is None
+    end = spell.flush()  # the pictures ran out: the three frames since the change
+    assert end is not None and end.t_s == second[-1].t_s
+    assert abs(end.image_bgr.mean() - 150.0) < 1.5
+    assert spell.flush() is None  # judged once
+
+
+def test_photos_are_each_a_view_of_their_own() -> None:
+    from service.commands.watch import _StillSpell
+
+    spell = _StillSpell(photos=True)
+    for frame in _noisy_frames(3, 120):
+        view = spell.add(frame, settled=True, changed=False)
+        assert view is not None and np.array_equal(view.image_bgr, frame.image_bgr)
 
 
 @pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
