@@ -53,7 +53,7 @@ from vision.pipeline import StillCameraAnalyzer
 #: Photos in a folder are taken this far apart unless told (rule 17's
 #: clock runs on it), s: about a shot's length in a timed game.
 PHOTO_INTERVAL_S = 30.0
-#: At most this many still frames are averaged to look for the mat in.
+#: A still view of a video or camera is the mean of at most this many still frames.
 STILL_SPELL_FRAMES = 8
 
 
