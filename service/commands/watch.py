@@ -212,7 +212,6 @@ def run(
         picture, or an unusable calibration file; each message says what to
         do. Once watching has begun, a failure still leaves the record saved.
     """
-    given_ruleset, given_format = ruleset is not None, game_format is not None
     resumed = _resumed(resume_path, squidge_off) if resume_path is not None else None
     first = (
         resumed[0].squidge_off_winner
@@ -220,8 +219,8 @@ def run(
         else parse_colour(squidge_off, option="--squidge-off")
     )
     fmt: GameFormat = parse_format(game_format or GameFormat.PAIRS.value)
-    ruleset = ruleset or "etwa-2012"
-    get_ruleset(ruleset)  # an unknown name is refused before the camera opens
+    ruleset_name = ruleset or "etwa-2012"
+    get_ruleset(ruleset_name)  # an unknown name is refused before the camera opens
     if time_limit_min is not None and not 0 < time_limit_min <= 24 * 60:
         raise WatchOptionsError(
             f"--time-limit {time_limit_min:g}: give the timed period in minutes, "
@@ -231,8 +230,8 @@ def run(
         _check_resumed_options(
             resumed[0],
             resume_path,
-            ruleset=ruleset if given_ruleset else None,
-            game_format=fmt if given_format else None,
+            ruleset=ruleset,
+            game_format=None if game_format is None else fmt,
             time_limit_min=time_limit_min,
         )
     for option, value in (("--settle", settle_s), ("--interval", interval_s)):
@@ -275,7 +274,7 @@ def run(
         record, game = resumed
     else:
         record = GameRecord(
-            ruleset=ruleset,
+            ruleset=ruleset_name,
             format=fmt,
             squidge_off_winner=first,
             timed_period_s=None if time_limit_min is None else 60.0 * time_limit_min,
@@ -360,11 +359,6 @@ class _StillSpell:
         )
         self._pending: Frame | None = None
 
-    @property
-    def count(self) -> int:
-        """How many frames the view would be the mean of now."""
-        return len(self._frames)
-
     def add(self, frame: Frame, *, settled: bool, changed: bool) -> Frame | None:
         """Add a frame; the view to judge when one is ready, else None.
 
@@ -381,7 +375,7 @@ class _StillSpell:
         self._frames.append(frame.image_bgr)
         if settled or self._pending is not None:
             self._pending = frame
-        if self._pending is None or (not self.photos and self.count < STILL_SPELL_FRAMES):
+        if self._pending is None or (not self.photos and len(self._frames) < STILL_SPELL_FRAMES):
             return None
         return self.flush()
 
