@@ -3,19 +3,24 @@ hidden regions (hands), bad input and ids kept between frames."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize, WinkStatus
+from tools.groundtruth import load_scene, to_canonical_frame
 from vision.detections import WinkDetections
 from vision.pipeline import (
     MatNotVisibleError,
     StillCameraAnalyzer,
+    _brighter_felt,
     _farther_than,
     _shrunk_over,
     analyze_frame,
+    find_hidden_regions,
     prepare_context,
 )
 
@@ -117,6 +122,51 @@ def test_hands_over_the_mat_are_reported_as_hidden_not_guessed(frame) -> None:  
 def test_clean_frame_has_no_hidden_region(frame) -> None:  # type: ignore[no-untyped-def]
     camera, image, dets = frame
     assert analyze_frame(image, camera, detections=dets).hidden_regions == ()
+
+
+LAMP_SPOT = Path(__file__).parent / "data" / "lamp_spot_00330"
+
+
+@pytest.fixture(scope="module")
+def lamp_spot():  # type: ignore[no-untyped-def]
+    scene = to_canonical_frame(load_scene(LAMP_SPOT.with_suffix(".json")))
+    image = cv2.imread(str(LAMP_SPOT.with_suffix(".jpg")))
+    return scene.camera, image
+
+
+def test_a_lamps_hot_spot_on_green_felt_is_not_a_hidden_region(lamp_spot) -> None:  # type: ignore[no-untyped-def]
+    camera, image = lamp_spot
+    # The spot is 1.4 times the felt's brightness in every channel; Lab sees
+    # it as too light and too saturated for felt.
+    assert find_hidden_regions(image, prepare_context(camera))[0] == ()
+
+
+def test_a_hand_in_a_lamps_hot_spot_is_still_hidden(lamp_spot) -> None:  # type: ignore[no-untyped-def]
+    camera, image = lamp_spot
+    # In the hot spot, just in front of green's baseline.
+    place_mm = (780.0, 380.0)
+    centre = camera.mat_to_image(np.array([[*place_mm, 0.0]]))[0]
+    hand = image.copy()
+    cv2.ellipse(hand, (int(centre[0]), int(centre[1])), (60, 35), 30, 0, 360, (120, 150, 205), -1)
+    regions = find_hidden_regions(hand, prepare_context(camera))[0]
+    assert len(regions) == 1
+    assert regions[0].contains_mat_xy([place_mm]).tolist() == [True]
+
+
+@pytest.mark.parametrize(
+    ("pixel_bgr", "felt_bgr", "brighter"),
+    [
+        ((125, 219, 122), (89, 157, 87), True),  # the generated hot spot: 1.40 x green felt
+        ((89, 157, 87), (89, 157, 87), True),  # the felt itself
+        ((62, 110, 61), (89, 157, 87), False),  # darker: a shadow or a dark sleeve, not a lamp
+        ((120, 150, 205), (89, 157, 87), False),  # skin on green felt: 22 degrees off its hue
+        ((200, 200, 200), (150, 150, 145), False),  # grey felt has no hue: pale paper stays hidden
+        ((150, 255, 148), (89, 157, 87), False),  # a clipped channel tells nothing
+    ],
+)
+def test_brighter_felt_keeps_the_felts_hue(pixel_bgr, felt_bgr, brighter) -> None:  # type: ignore[no-untyped-def]
+    got = _brighter_felt(np.array([[pixel_bgr]], np.float32), np.array([[felt_bgr]], np.float32))
+    assert got.tolist() == [[brighter]]
 
 
 def test_photo_without_a_mat_is_a_clear_error(frame) -> None:  # type: ignore[no-untyped-def]
