@@ -301,6 +301,44 @@ def kept_still(board: Board, last: Board, changed_at: Callable[[Wink], bool]) ->
     return board.with_winks(winks).with_tiddlies(None) if winks != list(board.winks) else board
 
 
+def without_unseen_arrivals(board: Board, last: Board, changed_at: Callable[[Wink], bool]) -> Board:
+    """A wink read where none lay and the picture did not change is not there.
+
+    A wink reaches a place only by changing the picture there. One read on
+    a spot of the mat that no wink of ``last`` covered, where the picture is
+    the same as before, is the camera misreading what was always there (bare
+    felt between another colour's winks taken for a green wink on green
+    felt, in a generated game; its id had been the played wink's). It is
+    left out, so that :func:`with_unseen_winks` keeps the wink of that id
+    where it was, flagged for the umpire. Winks in squops are left as read,
+    as by :func:`kept_still`.
+
+    Parameters
+    ----------
+    board, last : Board
+        This view's board and the last one.
+    changed_at : callable of Wink to bool
+        Whether the picture changed, since the last view, where a wink lies.
+    """
+    placed = [w for w in last.winks if w.mat_xy is not None]
+    in_squops = {low for w in board.winks for low in w.squops} | {
+        w.id for w in board.winks if w.squops
+    }
+
+    def arrived_unseen(wink: Wink) -> bool:
+        return (
+            wink.mat_xy is not None
+            and wink.id not in in_squops
+            and not any(_apart_mm(wink, w) < wink.radius_mm + w.radius_mm for w in placed)
+            and not changed_at(wink)
+        )
+
+    kept = [w for w in board.winks if not arrived_unseen(w)]
+    if len(kept) == len(board.winks):
+        return board
+    return board.with_winks(kept).with_tiddlies(None)
+
+
 def kept_unplayed(board: Board, last: Board) -> Board:
     """Rule 5.2, 10: a wink unplayed in ``last`` that has not moved is still unplayed.
 
@@ -679,6 +717,7 @@ class Referee:
         # The board is in the frame of the camera the analysis names (the
         # calibration's, or that turned through 180 degrees).
         changed_at = self._left_its_place(frame, analysis.camera or self.analyzer.context.camera)
+        board = without_unseen_arrivals(board, self._board, changed_at)
         board, unseen = with_unseen_winks(board, self._board, changed_at)
         board = kept_still(board, self._board, changed_at)
         board = kept_unplayed(board, self._board)

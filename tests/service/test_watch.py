@@ -28,6 +28,7 @@ from service.watch import (
     kept_still,
     kept_unplayed,
     with_unseen_winks,
+    without_unseen_arrivals,
 )
 from tests.rules.boardkit import apply, make_board
 from vision.status import DEFAULT_CORNERS_MM
@@ -412,6 +413,58 @@ def test_a_wink_moves_only_where_the_picture_changed(
 
     out = kept_still(read, last, changed_at).wink("yellow-S1")
     assert (out == last.wink("yellow-S1")) is kept
+
+
+@pytest.mark.parametrize(
+    ("changed_there", "lay_there", "dropped"),
+    [
+        (False, False, True),  # nothing lay there and the picture is the same: a misreading
+        (True, False, False),  # the picture changed there: a wink arrived
+        (False, True, False),  # a wink lay there before: the same wink, seen again
+    ],
+)
+def test_a_wink_arrives_only_where_the_picture_changed(
+    changed_there: bool, lay_there: bool, dropped: bool
+) -> None:
+    place = (-200.0, 300.0)
+    last = make_board(free={"red-S1": place} if lay_there else {"red-S1": (400.0, -300.0)})
+    read = last.with_wink(last.wink("green-S2").with_position(*place).with_status(WinkStatus.FREE))
+
+    def changed_at(wink: Any) -> bool:
+        return changed_there and wink.mat_xy == place
+
+    out = without_unseen_arrivals(read, last, changed_at)
+    assert ("green-S2" not in out.by_id) is dropped
+    assert len(out.winks) == 24 - dropped
+
+
+def test_a_phantom_that_took_a_played_winks_id_leaves_that_wink_where_it_was() -> None:
+    # Generated game o313: green-S2 was played from the corner (the picture
+    # changed there), its id went to bare felt between another colour's
+    # winks (unchanged), and the played wink came out as green-L1.
+    last = starting_board()
+    read = last.with_wink(
+        last.wink("green-L1").with_position(-746.0, 99.0).with_status(WinkStatus.FREE)
+    )
+    read = read.with_wink(read.wink("green-S2").with_position(845.0, 447.0))
+    moved_from_or_to = {last.wink("green-L1").mat_xy, (-746.0, 99.0), last.wink("green-S2").mat_xy}
+
+    def changed_at(wink: Any) -> bool:
+        return wink.mat_xy in moved_from_or_to
+
+    board, unseen = with_unseen_winks(without_unseen_arrivals(read, last, changed_at), last)
+    assert unseen == ("green-S2",)
+    assert board.wink("green-S2").mat_xy == last.wink("green-S2").mat_xy
+    assert board.wink("green-S2").status is WinkStatus.UNPLAYED
+    assert board.wink("green-L1").mat_xy == (-746.0, 99.0)
+    assert board.problems() == []
+
+
+def test_a_wink_in_a_squop_is_not_dropped_as_an_unseen_arrival() -> None:
+    last = make_board(free={"blue-S1": (0.0, 150.0)})
+    read = apply(last, squop={"green-L1": "blue-S1"})
+    out = without_unseen_arrivals(read, last, lambda wink: False)
+    assert out.wink("green-L1").squops == ("blue-S1",)
 
 
 def test_a_wink_in_a_squop_is_left_as_read_where_the_picture_did_not_change() -> None:
