@@ -403,10 +403,12 @@ def _calibrated_view(
 ) -> tuple[Frame, Any, Any, tuple[str, ...]]:
     """The first still picture the mat is found in, with its calibration, corners and notes.
 
-    With ``calibration_path`` that is the first picture (checked against
-    the file). Otherwise each picture at rest is tried in turn, so that a
-    hand over the mat at the start, or a camera still being set up, only
-    delays the start; ``emit`` (for a camera) is told why each try failed.
+    A video's or camera's view is the mean of a still spell
+    (:class:`_StillSpell`), with a calibration file too. With
+    ``calibration_path`` that is the first still view (checked against the
+    file). Otherwise each view at rest is tried in turn, so that a hand over
+    the mat at the start, or a camera still being set up, only delays the
+    start; ``emit`` (for a camera) is told why each try failed.
 
     Raises
     ------
@@ -417,9 +419,6 @@ def _calibrated_view(
     first = next(frames, None)
     if first is None:
         raise WatchOptionsError(f"{source!r} gave no picture to watch")
-    if calibration_path is not None:
-        found = calibration_for_photo(first.image_bgr, Path(first.label), calibration_path)
-        return (first, *found)
     h, w = first.image_bgr.shape[:2]
     whole = np.ones((-(-h // HIDDEN_SCALE), -(-w // HIDDEN_SCALE)), bool)
     settler = Settler(whole, settle_s=settle_s)
@@ -434,6 +433,12 @@ def _calibrated_view(
             view = spell.add(frame, settled=settled, changed=settler.still_since_s == frame.t_s)
         if view is None:
             continue
+        if calibration_path is not None:
+            # A file that does not fit this view is said at once, not retried.
+            return (
+                view,
+                *calibration_for_photo(view.image_bgr, Path(view.label), calibration_path),
+            )
         try:
             return (view, *calibration_for_photo(view.image_bgr, Path(view.label), None))
         except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:

@@ -328,3 +328,21 @@ def test_a_video_s_mat_is_looked_for_in_a_full_still_spell() -> None:
     # The game's video holds its first position still from its first frame.
     assert frame.t_s == pytest.approx((STILL_SPELL_FRAMES - 1) / fps)
     assert calibration.reprojection_rms_mm < 0.5
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_with_a_calibration_file_the_first_view_is_a_full_still_spell_too(tmp_path: Path) -> None:
+    """The file is checked against, and the start judged from, the mean of 8 still frames."""
+    from calibration import calibrate
+    from service.commands.watch import STILL_SPELL_FRAMES, _calibrated_view
+    from service.frames import video_frames
+
+    calib = tmp_path / "calib.json"
+    start = cv2.imread(str(GAME / "frame_000.jpg"))
+    calib.write_text(json.dumps(calibrate(start).to_json_dict()))
+    frame, calibration, _, _ = _calibrated_view(
+        video_frames(GAME / "game.mp4"), calib, settle_s=1.0, source="game.mp4", emit=None
+    )
+    fps = json.loads((GAME / "video.json").read_text())["fps"]
+    assert frame.t_s == pytest.approx((STILL_SPELL_FRAMES - 1) / fps)
+    assert calibration.reprojection_rms_mm < 0.5
