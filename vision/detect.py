@@ -113,6 +113,7 @@ from vision.colour import (
 )
 from vision.detections import WinkDetections
 from vision.fit import CircleFits, arc_fractions, fit_circles
+from vision.status import POT_FLOOR_RADIUS_MM, POT_FLOOR_Z_MM, POT_OPENING_RADIUS_MM
 
 FloatArray = npt.NDArray[np.float64]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
@@ -1255,6 +1256,7 @@ def _sample_rims(
     n_rays: int = _N_RAYS,
     *,
     crescents: bool = False,
+    floor_retry: bool = True,
 ) -> _Rims:
     """Rim crossings along rays from each centre (see :class:`_Rims`).
 
@@ -1264,9 +1266,13 @@ def _sample_rims(
     before them, or a ray that runs behind the pot without one, is marked
     ``pot_hidden``: :func:`_fit_rims` may then judge the rim on what the
     pot leaves in view. ``crescents`` says whether to find ``foreign_colour``
-    (else all -1), which only seeds need.
+    (else all -1), which only seeds need. ``floor_retry`` says whether a
+    centre in the pot whose colour runs on against the felt's is sampled
+    again against the pot floor's (:func:`_pot_floor_bgr`).
     """
     n = len(centres_mm)
+    near_pot = _near_pot(camera, centres_mm, plane_z_mm, _RAY_STOP_MM)
+    in_pot = near_pot & ~outside_pot
     radii, unit, offsets, offsets_x, offsets_y = _ray_geometry(n_rays)
     n_s = len(radii)
     affine = _local_affines(camera, centres_mm, plane_z_mm)  # (n, 2, 3)
@@ -1284,7 +1290,6 @@ def _sample_rims(
         map_xy[..., axis] = along
     # Samples where the pot stands in front, for winks outside it.
     pot_sample = np.zeros((n, n_rays, n_s), dtype=bool)
-    near_pot = _near_pot(camera, centres_mm, plane_z_mm, _RAY_STOP_MM)
     behind_pot = near_pot & outside_pot
     pot = _pot_shadow(camera) if behind_pot.any() else None
     if pot is not None:
@@ -1419,7 +1424,6 @@ def _sample_rims(
     # clear pot cannot be told from the pot's shading). For a wink seen in
     # the pot, a crossing where the pot's wall stands in front is not its rim.
     by_pot = np.zeros(points.shape[:2], dtype=bool)
-    in_pot = near_pot & ~outside_pot
     if in_pot.any():
         by_pot[in_pot] = _behind_pot(camera, points[in_pot], plane_z_mm[in_pot])
     pot_hidden = np.zeros(points.shape[:2], dtype=bool)
@@ -1498,7 +1502,7 @@ def _sample_rims(
     seen_core[mostly_hidden] = True
     n_own = np.maximum(seen_core.sum(axis=(1, 2)), 1)
     own_core = own[..., core_all] & seen_core
-    return _Rims(
+    rims = _Rims(
         points_mm=points,
         weight=weight,
         foreign=foreign,
@@ -1511,6 +1515,28 @@ def _sample_rims(
         felt_fraction=felt_core.sum(axis=(1, 2)) / n_seen,
         pot_hidden=pot_hidden,
     )
+    # A wink in the pot lies on the pot's floor, not on the felt. Where its
+    # colour runs on past every rim against the felt's colour, the floor is
+    # unlike the felt (an opaque pot's floor in its own shadow): its rim is
+    # looked for against the floor's colour.
+    retry = np.flatnonzero(in_pot & (rims.runs_out > POT_FLOOR_RETRY_RUNS_OUT))
+    floor_bgr = _pot_floor_bgr(image_bgr, camera) if floor_retry and len(retry) else None
+    if floor_bgr is not None:
+        again = _sample_rims(
+            image_bgr,
+            camera,
+            centres_mm[retry],
+            colour_index[retry],
+            np.tile(floor_bgr, (len(retry), 1)),
+            plane_z_mm[retry],
+            reference,
+            outside_pot[retry],
+            n_rays,
+            crescents=crescents,
+            floor_retry=False,
+        )
+        rims = _with_rows(rims, retry, again, np.arange(len(retry)))
+    return rims
 
 
 def _opponent_over_felt(
@@ -2069,6 +2095,66 @@ def _pot_shadow(camera: CameraModel) -> _PotShadow | None:
     while len(_POT_CACHE) > _VIEW_CACHE_SIZE:
         _POT_CACHE.popitem(last=False)
     return result
+
+
+#: A wink in the pot whose colour runs on past this share of its rays,
+#: judged against the felt, is judged again against the pot's floor.
+POT_FLOOR_RETRY_RUNS_OUT = 0.5
+#: The pot's floor is judged to show where at least this share of it is
+#: seen through the opening (from a steep view the wall hides it).
+POT_FLOOR_SEEN_MIN = 0.3
+
+
+@functools.lru_cache(maxsize=_VIEW_CACHE_SIZE)
+def _pot_floor_px(camera: CameraModel) -> npt.NDArray[np.float32] | None:
+    """(k, 2) image points of the pot's floor seen through its opening, or None.
+
+    Points on the floor (:data:`vision.status.POT_FLOOR_Z_MM` up, within
+    :data:`vision.status.POT_FLOOR_RADIUS_MM` of the axis) whose line of
+    sight crosses the rim plane inside the opening, as
+    :func:`vision.status.pot_colours_seen` judges them. None when too little
+    of the floor shows (:data:`POT_FLOOR_SEEN_MIN`) or the camera is not
+    above the pot.
+    """
+    cam = camera.position_mm
+    if cam[2] <= POT_HEIGHT_MM + 1.0:
+        return None
+    radii = np.arange(1.0, POT_FLOOR_RADIUS_MM + 1e-9, 1.0)
+    angles = np.linspace(0.0, 2 * np.pi, 48, endpoint=False)
+    floor = (radii[:, None, None] * np.stack([np.cos(angles), np.sin(angles)], 1)).reshape(-1, 2)
+    scale = (cam[2] - POT_HEIGHT_MM) / (cam[2] - POT_FLOOR_Z_MM)
+    at_rim = cam[:2] + (floor - cam[:2]) * scale
+    seen = np.hypot(at_rim[:, 0], at_rim[:, 1]) < POT_OPENING_RADIUS_MM
+    if seen.mean() < POT_FLOOR_SEEN_MIN:
+        return None
+    px = camera.mat_to_image(np.column_stack([floor[seen], np.full(seen.sum(), POT_FLOOR_Z_MM)]))
+    w, h = camera.image_size_wh
+    inside = np.all((px >= 0) & (px < [w - 1, h - 1]), axis=1)
+    if inside.sum() < POT_FLOOR_SEEN_MIN * len(floor):
+        return None
+    return np.asarray(px[inside], dtype=np.float32)
+
+
+def _pot_floor_bgr(image_bgr: npt.NDArray[np.uint8], camera: CameraModel) -> FloatArray | None:
+    """(3,) the colour of the pot's floor in this frame (BGR), or None when it does not show.
+
+    A wink in the pot is seen against the floor, not the felt: a white pot's
+    floor lies in its own shadow, grey, and from a dark wink's colour
+    towards grey-beige felt, such a floor reads as more of the wink. The
+    floor is the less colourful half of what the opening shows (winks in
+    the pot are vivid), its median.
+    """
+    px = _pot_floor_px(camera)
+    if px is None:
+        return None
+    samples = (
+        cv2.remap(image_bgr, px[:, None, :], None, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        .reshape(-1, 3)
+        .astype(np.float64)
+    )
+    chroma = (samples.max(axis=1) - samples.min(axis=1)) / (samples.mean(axis=1) + 1.0)
+    grey = chroma <= np.median(chroma)
+    return np.asarray(np.median(samples[grey], axis=0), dtype=np.float64)
 
 
 def _outside_pot(

@@ -134,6 +134,8 @@ def _render(
     pot_bgr: tuple[float, float, float] | None = None,
     over_pot: tuple[Disc, ...] = (),
     pot_opacity: float = 1.0,
+    pot_inside_bgr: tuple[float, float, float] | None = None,
+    in_pot: tuple[Disc, ...] = (),
 ) -> np.ndarray:
     rng = np.random.default_rng(seed)
     width, height = camera.image_size_wh
@@ -178,10 +180,16 @@ def _render(
         hull = cv2.convexHull(np.vstack([base, rim]).astype(np.float32))
         pot = image.copy()
         cv2.fillConvexPoly(pot, (hull * 16).astype(np.int32), pot_bgr, cv2.LINE_AA, 4)
-        inside = tuple(min(255.0, 1.6 * c + 20.0) for c in pot_bgr)
+        inside = (
+            tuple(min(255.0, 1.6 * c + 20.0) for c in pot_bgr)
+            if pot_inside_bgr is None
+            else pot_inside_bgr
+        )
         cv2.fillConvexPoly(pot, (rim * 16).astype(np.int32), inside, cv2.LINE_AA, 4)
         # A translucent pot lets what lies behind its wall show through.
         image = cv2.addWeighted(pot, pot_opacity, image, 1.0 - pot_opacity, 0.0)
+        for disc in in_pot:
+            draw(disc)
     for disc in over_pot:
         draw(disc)
     for pen in pens:
@@ -1317,6 +1325,45 @@ def test_winks_against_a_coloured_pots_foot_are_found(opacity: float) -> None:
         assert found.colour[i] is Colour.YELLOW
     # The pot itself, blue like a blue wink, is none.
     assert len(found) == len(AT_BLUE_POT) + 1 + len(YELLOW_ELSEWHERE)
+
+
+# A wink in an opaque pot (rule 2.4), on its floor 3 mm up, seen from almost
+# straight above. Two more blue winks on the mat set what blue looks like.
+IN_POT = Disc(4.0, -3.0, 8.0, WINK_BGR[Colour.BLUE], top_z_mm=4.3)
+BLUE_ELSEWHERE = (
+    Disc(-200.0, 100.0, 8.0, WINK_BGR[Colour.BLUE]),
+    Disc(150.0, -80.0, 11.0, WINK_BGR[Colour.BLUE]),
+)
+
+
+@pytest.mark.parametrize(
+    "inside_bgr",
+    [
+        (225.0, 228.0, 232.0),  # a white pot's floor in full light
+        (75.0, 78.0, 80.0),  # a white pot's floor in its own shadow: grey, darker than the felt
+        (30.0, 30.0, 32.0),  # a black pot's floor
+    ],
+)
+def test_a_wink_in_an_opaque_pot_is_found_whatever_its_floor_looks_like(
+    inside_bgr: tuple[float, float, float],
+) -> None:
+    # From a blue wink's colour towards grey-beige felt, a grey floor reads
+    # as more of the wink: its rim is found against the floor's colour.
+    camera = _camera(tilt_deg=-4.0, centre_mm=(0.0, -130.0, 1850.0), focal_px=1250.0)
+    image = _render(
+        camera,
+        list(BLUE_ELSEWHERE),
+        seed=4,
+        pot_bgr=(200.0, 205.0, 210.0),
+        pot_inside_bgr=inside_bgr,
+        in_pot=(IN_POT,),
+    )
+    found = detect_winks(image, camera)
+    near_pot = np.flatnonzero(np.hypot(*found.mat_xy_mm.T) < 30.0)
+    assert len(near_pot) == 1
+    assert found.colour[near_pot[0]] is Colour.BLUE
+    assert found.size[near_pot[0]] is WinkSize.SMALL
+    assert len(found) == 1 + len(BLUE_ELSEWHERE)
 
 
 def _crescent_pair(
