@@ -54,6 +54,23 @@ def overhead_camera(
     )
 
 
+def camera_at(position_mm: tuple[float, float, float]) -> CameraModel:
+    """A camera at ``position_mm`` looking at the mat's centre (image y towards -z)."""
+    centre = np.asarray(position_mm, dtype=float)
+    forward = -centre / np.linalg.norm(centre)
+    right = np.cross(forward, [0.0, 1.0, 0.0] if abs(forward[1]) < 0.9 else [1.0, 0.0, 0.0])
+    right /= np.linalg.norm(right)
+    down = np.cross(forward, right)
+    rotation = np.stack([right, down, forward])
+    return CameraModel(
+        image_size_wh=(1920, 1080),
+        camera_matrix=np.array([[1150.0, 0, 959.5], [0, 1150.0, 539.5], [0, 0, 1]]),
+        dist_coeffs=np.zeros(5),
+        rotation=rotation,
+        translation_mm=-rotation @ centre,
+    )
+
+
 @dataclass(frozen=True)
 class SceneWink:
     """One wink of a synthetic scene: plan centre and the height of its top face."""

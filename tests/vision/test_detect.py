@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 import pytest
+from squop_scenes import camera_at
 
 from calibration.camera import CameraModel
 from rules.board import (
@@ -869,23 +870,6 @@ def test_crossing_into_a_found_wink_of_another_colour_is_foreign(
     np.testing.assert_array_equal(out.weight[0], np.where(right & into, 0.35, 1.0))
 
 
-def _camera_at(position_mm: tuple[float, float, float]) -> CameraModel:
-    """A camera at ``position_mm`` looking at the mat's centre (image y towards -z)."""
-    centre = np.asarray(position_mm, dtype=float)
-    forward = -centre / np.linalg.norm(centre)
-    right = np.cross(forward, [0.0, 1.0, 0.0] if abs(forward[1]) < 0.9 else [1.0, 0.0, 0.0])
-    right /= np.linalg.norm(right)
-    down = np.cross(forward, right)
-    rotation = np.stack([right, down, forward])
-    return CameraModel(
-        image_size_wh=(1920, 1080),
-        camera_matrix=np.array([[1150.0, 0, 959.5], [0, 1150.0, 539.5], [0, 0, 1]]),
-        dist_coeffs=np.zeros(5),
-        rotation=rotation,
-        translation_mm=-rotation @ centre,
-    )
-
-
 def _two_small_red_fits(centres_mm: np.ndarray) -> tuple[_Fits, _Rims]:
     """Clean, complete small-wink fits at ``centres_mm`` (n, 2), as the detector leaves them."""
     n = len(centres_mm)
@@ -941,7 +925,7 @@ def test_one_wink_fitted_at_its_top_and_its_foot_is_kept_once(camera_mm, kept: i
         rims,
         colour_index=np.array([2, 2]),
         plane_z=np.full(2, 0.85),
-        camera=_camera_at(camera_mm),
+        camera=camera_at(camera_mm),
         radius_bias_mm=np.zeros(2),
         colour_stats={},
     )
@@ -960,7 +944,7 @@ def test_each_wink_is_reported_at_its_nominal_radius_less_its_own_colours_bias()
         rims,
         colour_index=np.array([1, 2]),
         plane_z=np.full(2, 0.85),
-        camera=_camera_at((0.0, 0.0, 1600.0)),
+        camera=camera_at((0.0, 0.0, 1600.0)),
         radius_bias_mm=np.array([0.9, -0.1]),
         colour_stats={},
     )
