@@ -42,10 +42,12 @@ from vision.status import (
     BEHIND_POT_HIDDEN_FRACTION,
     DEFAULT_CORNERS_MM,
     POT_FIT_MARGIN_MM,
+    POT_FLOOR_VISIBLE_MIN,
     POT_STACK_MAX_Z_MM,
     SMALL_WINK_RADIUS_MM,
     ColourBeside,
     PottedInference,
+    PotWall,
     behind_baselines,
     beside_pot_foot,
     beyond_mat_edge_mm,
@@ -53,8 +55,10 @@ from vision.status import (
     hidden_behind_pot_fraction,
     infer_potted,
     pot_colours_seen,
+    pot_floor_seen_fraction,
     pot_hidden_fraction,
     pot_reading,
+    pot_wall,
     read_unplayed,
     stands_in_pot_foot,
     tiddlies_of,
@@ -186,6 +190,11 @@ def _fitted_twice(idx: list[int], mat_xy_mm: FloatArray, confidence: FloatArray)
 #: against a real wink's 0.30); a confident wink played there (0.9) still
 #: outranks a faint phantom.
 ASTRAY_PENALTY = 0.3
+#: ... and a wink seen only through the pot's wall (:func:`_through_pot_wall`):
+#: a translucent pot's tint over the felt can pass for one (a yellow
+#: "wink" in a red pot, confidence 0.44, against a real wink's 0.36 on a
+#: development set).
+THROUGH_WALL_PENALTY = ASTRAY_PENALTY
 
 
 def _behind_another_baseline(
@@ -202,13 +211,15 @@ def _fix_counts(
     detections: WinkDetections,
     candidates: npt.NDArray[np.bool_] | None = None,
     corners_mm: Mapping[Colour, Sequence[float]] | None = None,
+    through_wall: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.bool_], list[str]]:
     """Keep at most six winks per colour, two of them large (rule 2.1.1).
 
     Only ``candidates`` (all detections by default) take part; the rest are
     not kept. Of too many winks of a colour, one fitted twice goes first,
     then the least confident, a wink behind another colour's baseline (with
-    ``corners_mm``) counting :data:`ASTRAY_PENALTY` less confident. Returns which
+    ``corners_mm``) counting :data:`ASTRAY_PENALTY` less confident, and one
+    seen only ``through_wall`` of the pot :data:`THROUGH_WALL_PENALTY` less. Returns which
     detections to keep, their (possibly corrected) sizes, which sizes were
     corrected, and notes.
     """
@@ -234,20 +245,23 @@ def _fix_counts(
         if corners_mm is None or n == 0
         else _behind_another_baseline(detections, corners_mm)
     )
+    walled = np.zeros(n, bool) if through_wall is None else np.asarray(through_wall, bool)
+    penalty = ASTRAY_PENALTY * elsewhere + THROUGH_WALL_PENALTY * walled
     for colour in Colour:
         idx = [i for i in range(n) if detections.colour[i] is colour and keep[i]]
         if len(idx) > WINKS_PER_COLOUR:
             twice = _fitted_twice(idx, mat_xy, conf)
-            order = sorted(
-                idx, key=lambda i: (i in twice, -(conf[i] - ASTRAY_PENALTY * elsewhere[i]))
-            )
+            order = sorted(idx, key=lambda i: (i in twice, -(conf[i] - penalty[i])))
             for i in order[WINKS_PER_COLOUR:]:
                 keep[i] = False
             gone = order[WINKS_PER_COLOUR:]
             doubles = sum(i in twice for i in gone)
             astray = sum(i not in twice and bool(elsewhere[i]) for i in gone)
-            rest = len(gone) - doubles - astray
+            in_wall = sum(i not in twice and not elsewhere[i] and bool(walled[i]) for i in gone)
+            rest = len(gone) - doubles - astray - in_wall
             dropped = [f"the {rest} least confident"] if rest else []
+            if in_wall:
+                dropped.insert(0, f"{in_wall} seen only through the pot's wall")
             if astray:
                 dropped.insert(0, f"{astray} behind another colour's baseline")
             if doubles:
@@ -282,8 +296,57 @@ def _fix_counts(
     return keep, sizes, resized, notes
 
 
+#: A detection centred this near the pot's axis, in plan on the mat, is a
+#: wink on the pot's floor seen through its wall (a clear pot, from a tilted
+#: camera): the floor reaches 17 mm out, and a wink lies on it, raised, so
+#: its plan position shifts a few mm outward; the pot's wall itself passes
+#: for a wink further out (17.5-19 mm on the development sets), mm.
+THROUGH_WALL_MM = 16.0
+
+
+def _through_pot_wall(
+    detections: WinkDetections,
+    camera: CameraModel,
+    pot_centre_mm: Sequence[float],
+    wall: PotWall | None = None,
+) -> npt.NDArray[np.bool_]:
+    """Detections of winks on the pot's floor seen through its wall (rule 8.1: potted).
+
+    Centred well inside the pot's foot (:data:`THROUGH_WALL_MM`), where no
+    wink on the mat can lie, and not seen through the opening (that is
+    :func:`vision.status.pot_reading`'s case). Only with the pot in the
+    frame, from a camera that does not see the floor through the opening
+    (:data:`vision.status.POT_FLOOR_VISIBLE_MIN`): one that does would see a
+    potted wink there, and what lands inside the foot is the pot's dark
+    wall and the felt's arc round it, fitted as a rim. Given the ``wall`` as
+    the frame shows it, not through a dark (opaque) wall, and not of the
+    colour a tinted wall could pass for.
+    """
+    centre = np.asarray(pot_centre_mm, float)
+    centre_px = camera.mat_to_image(np.array([[centre[0], centre[1], 0.0]]))[0]
+    frame_w, frame_h = camera.image_size_wh
+    pot_in_frame = 0 <= centre_px[0] < frame_w and 0 <= centre_px[1] < frame_h
+    if (
+        len(detections) == 0
+        or not pot_in_frame
+        or pot_floor_seen_fraction(camera, pot_centre_mm) >= POT_FLOOR_VISIBLE_MIN
+        or (wall is not None and wall.dark)
+    ):
+        return np.zeros(len(detections), bool)
+    radius = np.asarray(detections.radius_mm, float)
+    potted = pot_reading(camera, detections.image_xy_px, radius, pot_centre_mm).potted
+    from_axis = np.hypot(*(np.asarray(detections.mat_xy_mm, float) - centre).T)
+    own_tint = np.array(
+        [wall is not None and wall.tinted_like(c) for c in detections.colour], dtype=bool
+    )
+    return np.asarray((from_axis < THROUGH_WALL_MM) & ~potted & ~own_tint, dtype=bool)
+
+
 def _in_pot_foot(
-    detections: WinkDetections, camera: CameraModel, pot_centre_mm: Sequence[float]
+    detections: WinkDetections,
+    camera: CameraModel,
+    pot_centre_mm: Sequence[float],
+    through_wall: npt.NDArray[np.bool_] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """Detections that cannot be winks: centred at the pot's foot, not seen in the pot.
 
@@ -292,7 +355,8 @@ def _in_pot_foot(
     wink's colour; such a fit lands where the pot stands
     (:func:`vision.status.stands_in_pot_foot`) or just beside it, nearer than
     any wink on the mat can lie (:func:`vision.status.beside_pot_foot`). A
-    wink seen through the opening is left to the potted test.
+    wink seen through the opening is left to the potted test, and so is
+    one seen ``through_wall`` (:func:`_through_pot_wall`).
 
     Beside the foot no exception is made for a wink behind the pot, its
     centre seen through the opening: on 17 development and held-out sets
@@ -307,7 +371,9 @@ def _in_pot_foot(
     near = stands_in_pot_foot(detections.mat_xy_mm, pot_centre_mm) | beside_pot_foot(
         detections.mat_xy_mm, pot_centre_mm
     )
-    return np.asarray(near & ~potted, dtype=bool)
+    if through_wall is None:
+        through_wall = _through_pot_wall(detections, camera, pot_centre_mm)
+    return np.asarray(near & ~potted & ~through_wall, dtype=bool)
 
 
 def _assign_ids(
@@ -436,9 +502,11 @@ def assemble_board(
         raised if the assembled board still contradicts itself.
     """
     corners = DEFAULT_CORNERS_MM if corners_mm is None else corners_mm
-    in_foot = _in_pot_foot(detections, camera, pot_centre_mm)
+    wall = pot_wall(image_bgr, camera, pot_centre_mm) if image_bgr is not None else None
+    through_all = _through_pot_wall(detections, camera, pot_centre_mm, wall)
+    in_foot = _in_pot_foot(detections, camera, pot_centre_mm, through_all)
     detections, recolour_notes = _with_colours_by_count(detections, ~in_foot)
-    keep, sizes, resized, notes = _fix_counts(detections, ~in_foot, corners)
+    keep, sizes, resized, notes = _fix_counts(detections, ~in_foot, corners, through_all)
     notes = recolour_notes + notes
     for i in np.flatnonzero(in_foot):
         u_px, v_px = detections.image_xy_px[i]
@@ -458,7 +526,9 @@ def assemble_board(
     # stack height; a wink against the pot's far side can show its centre
     # through the opening too, but would fit only high up, if at all.
     pot = pot_reading(camera, dets.image_xy_px, radius, pot_centre_mm)
-    rim_distance, fit_height_mm, potted = pot.rim_distance_mm, pot.fit_height_mm, pot.potted
+    rim_distance, fit_height_mm = pot.rim_distance_mm, pot.fit_height_mm
+    through_wall = through_all[kept]
+    potted = pot.potted | through_wall
     # The frame's colour of each wink colour: for the squop cues, the pot's
     # opening and the colours beside winks.
     refs = (
@@ -556,7 +626,7 @@ def assemble_board(
                 "rim: where it lies is a guess from the part in view; umpire to check"
             )
             doubts[i].add(Doubt.POT)
-        elif potted[i] and not fit_height_mm[i] <= POT_STACK_MAX_Z_MM:
+        elif potted[i] and not through_wall[i] and not fit_height_mm[i] <= POT_STACK_MAX_Z_MM:
             # Potted only as resting on the rim (rule 8.1.2): a millimetre
             # either way and it is beside the pot.
             uncertain[i] = True

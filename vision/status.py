@@ -628,6 +628,118 @@ TYPICAL_WINK_LAB: Mapping[Colour, tuple[float, float, float]] = {
 }
 
 
+#: A pot's wall this much darker than the felt round it (8-bit Lab lightness,
+#: as a share of the felt's) hides what lies in the pot: an opaque dark pot.
+#: (Generated black pots: 0.03-0.09 of the felt; translucent ones, dark as
+#: they look from the side, 0.26 and up.)
+POT_WALL_DARK_SHARE = 0.15
+#: A wall colour this near a wink colour (Lab, lightness counted half, as
+#: :data:`POT_COLOUR_DISTANCE`) is a translucent pot's tint that can pass
+#: for a wink of that colour (generated blue pots: 18 from typical blue).
+POT_WALL_TINT_DISTANCE = 30.0
+
+
+@dataclass(frozen=True)
+class PotWall:
+    """What the pot's wall looks like in one frame, beside the felt round it.
+
+    Attributes
+    ----------
+    wall_lab, felt_lab : (3,) ndarray
+        Median 8-bit Lab colour of the pot's side (its silhouette less the
+        opening) and of the felt within 70 mm of the pot's axis.
+    """
+
+    wall_lab: FloatArray
+    felt_lab: FloatArray
+
+    @property
+    def dark(self) -> bool:
+        """Whether the wall is far darker than the felt: an opaque dark pot."""
+        return bool(self.wall_lab[0] < POT_WALL_DARK_SHARE * self.felt_lab[0])
+
+    def tinted_like(self, colour: Colour) -> bool:
+        """Whether the wall's own tint could pass for a wink of ``colour``.
+
+        The wall's colour near that colour's, where the felt's is not: a
+        clear pot on green felt looks green, the felt seen through it.
+        """
+        weights = np.array([0.5, 1.0, 1.0])
+        typical = np.asarray(TYPICAL_WINK_LAB[colour], float)
+
+        def near(lab: FloatArray) -> bool:
+            return bool(np.linalg.norm((lab - typical) * weights) < POT_WALL_TINT_DISTANCE)
+
+        return near(self.wall_lab) and not near(self.felt_lab)
+
+
+def pot_wall(
+    image_bgr: npt.NDArray[np.uint8],
+    camera: CameraModel,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> PotWall | None:
+    """The pot's wall and the felt round it, as this frame shows them, or None.
+
+    None when the pot's side or the felt round it is out of the frame or
+    too small to sample (a few pixels).
+    """
+    centre = np.asarray(pot_centre_mm, dtype=float)
+    angles = np.linspace(0, 2 * np.pi, 96, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], 1)
+
+    def outline(radius_mm: float, z_mm: float) -> npt.NDArray[np.int32]:
+        points = np.hstack([centre + radius_mm * ring, np.full((len(ring), 1), z_mm)])
+        return np.asarray(np.round(camera.mat_to_image(points)), dtype=np.int32)
+
+    h, w = image_bgr.shape[:2]
+    base = outline(POT_BASE_DIAMETER_MM / 2, 0.0)
+    rim = outline(POT_TOP_DIAMETER_MM / 2, POT_HEIGHT_MM)
+    around = outline(70.0, 0.0)
+    x0, y0 = np.maximum(around.min(axis=0) - 2, 0)
+    x1, y1 = np.minimum(around.max(axis=0) + 3, [w, h])
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return None
+    shift = np.array([x0, y0], dtype=np.int32)
+    size = (int(y1 - y0), int(x1 - x0))
+    body, opening, near = (np.zeros(size, np.uint8) for _ in range(3))
+    cv2.fillConvexPoly(body, cv2.convexHull(np.vstack([base, rim]) - shift), 1)
+    cv2.fillConvexPoly(opening, rim - shift, 1)
+    cv2.fillConvexPoly(near, around - shift, 1)
+    # Clear of the outlines' blur on each side.
+    kernel = np.ones((5, 5), np.uint8)
+    side = cv2.erode(body, kernel) & ~cv2.dilate(opening, kernel)
+    felt = near & ~cv2.dilate(body, np.ones((15, 15), np.uint8))
+    if int(side.sum()) < 20 or int(felt.sum()) < 20:
+        return None
+    lab = cv2.cvtColor(np.ascontiguousarray(image_bgr[y0:y1, x0:x1]), cv2.COLOR_BGR2LAB)
+    return PotWall(
+        wall_lab=np.median(lab[side > 0].astype(float), axis=0),
+        felt_lab=np.median(lab[felt > 0].astype(float), axis=0),
+    )
+
+
+def pot_floor_seen_fraction(
+    camera: CameraModel, pot_centre_mm: Sequence[float] = (0.0, 0.0)
+) -> float:
+    """How much of the pot's floor (rule 2.4) the camera sees through the opening, 0-1.
+
+    Points of the floor (:data:`POT_FLOOR_Z_MM` up, out to
+    :data:`POT_FLOOR_RADIUS_MM`) whose line of sight crosses the rim plane
+    inside the opening and that fall inside the frame. From overhead nearly
+    all; from a camera far off vertical the near wall hides most of it.
+    """
+    centre = np.asarray(pot_centre_mm, dtype=float)
+    angles = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+    ring = np.stack([np.cos(angles), np.sin(angles)], 1)
+    radii = np.linspace(0.0, POT_FLOOR_RADIUS_MM, 5)[1:]
+    floor = np.vstack([centre + r * ring for r in radii])
+    floor_px = camera.mat_to_image(np.hstack([floor, np.full((len(floor), 1), POT_FLOOR_Z_MM)]))
+    seen = pot_opening_distance_mm(camera, floor_px, pot_centre_mm) < POT_OPENING_RADIUS_MM
+    w, h = camera.image_size_wh
+    inside_frame = np.all((floor_px >= 0) & (floor_px < [w - 1, h - 1]), axis=1)
+    return float(np.mean(seen & inside_frame))
+
+
 def pot_colours_seen(
     image_bgr: npt.NDArray[np.uint8],
     camera: CameraModel,
@@ -654,15 +766,9 @@ def pot_colours_seen(
     centre = np.asarray(pot_centre_mm, dtype=float)
     angles = np.linspace(0, 2 * np.pi, 48, endpoint=False)
     ring = np.stack([np.cos(angles), np.sin(angles)], 1)
-    # How much of the floor the opening shows.
-    radii = np.linspace(0.0, POT_FLOOR_RADIUS_MM, 5)[1:]
-    floor = np.vstack([centre + r * ring for r in radii])
-    floor_px = camera.mat_to_image(np.hstack([floor, np.full((len(floor), 1), POT_FLOOR_Z_MM)]))
-    seen = pot_opening_distance_mm(camera, floor_px, pot_centre_mm) < POT_OPENING_RADIUS_MM
-    h, w = image_bgr.shape[:2]
-    inside_frame = np.all((floor_px >= 0) & (floor_px < [w - 1, h - 1]), axis=1)
-    if float(np.mean(seen & inside_frame)) < POT_FLOOR_VISIBLE_MIN:
+    if pot_floor_seen_fraction(camera, pot_centre_mm) < POT_FLOOR_VISIBLE_MIN:
         return None
+    h, w = image_bgr.shape[:2]
     rim = np.hstack([centre + POT_OPENING_RADIUS_MM * ring, np.full((48, 1), POT_HEIGHT_MM)])
     rim_px = camera.mat_to_image(rim)
     x0, y0 = np.floor(rim_px.min(axis=0)).astype(int)

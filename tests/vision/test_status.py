@@ -7,7 +7,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 import pytest
-from squop_scenes import SceneWink, detections_for, overhead_camera, render
+from squop_scenes import SceneWink, camera_at, detections_for, overhead_camera, render
 
 from calibration.camera import CameraModel
 from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
@@ -18,6 +18,7 @@ from vision.status import (
     CLOCKWISE_CORNERS_MM,
     DEFAULT_CORNERS_MM,
     PEEK_RING_MM,
+    PotWall,
     beside_pot_foot,
     beyond_baseline_mm,
     beyond_mat_edge_mm,
@@ -30,6 +31,7 @@ from vision.status import (
     own_unplayed_triangle,
     pot_fit_height_mm,
     pot_hidden_fraction,
+    pot_wall,
     read_unplayed,
     stands_in_pot_foot,
     tiddlies_of,
@@ -654,3 +656,45 @@ def test_a_potted_wink_seen_through_the_opening_is_not_a_colour_beside_a_wink() 
         image, camera, dets.mat_xy_mm, dets.radius_mm, list(dets.colour), refs
     )
     assert beside[Colour.RED].area_mm2 < PEEK_MIN_AREA_MM2 / 2
+
+
+@pytest.mark.parametrize(
+    ("wall_lab", "felt_lab", "dark", "tinted"),
+    [
+        # 8-bit Lab medians measured on generated oblique photos.
+        ((8, 128, 128), (111, 104, 145), True, None),  # a black pot: nothing shows through
+        ((97, 113, 138), (113, 98, 150), False, None),  # a clear pot on green felt
+        ((50, 129, 110), (153, 138, 136), False, Colour.BLUE),  # a translucent blue pot
+        # A translucent red pot: darker than any red wink, not taken for one.
+        ((48, 153, 134), (143, 129, 110), False, None),
+        ((134, 126, 131), (177, 126, 116), False, None),  # a white pot
+    ],
+)
+def test_a_pots_wall_is_dark_or_tinted_as_it_looks_beside_the_felt(
+    wall_lab: tuple[float, ...], felt_lab: tuple[float, ...], dark: bool, tinted: Colour | None
+) -> None:
+    wall = PotWall(wall_lab=np.array(wall_lab, float), felt_lab=np.array(felt_lab, float))
+    assert wall.dark is dark
+    # A clear pot on green felt looks green: the felt's colour, not a tint.
+    assert [c for c in Colour if wall.tinted_like(c)] == ([] if tinted is None else [tinted])
+
+
+def test_the_pots_wall_is_read_from_its_side_and_the_felt_from_round_it() -> None:
+    # Grey felt and a black pot, seen from 55 degrees off vertical: the pot's
+    # silhouette is the hull of its foot and its rim, and its side is that
+    # less the opening (drawn in the felt's colour, as if empty and lit).
+    camera = camera_at((0.0, -1285.0, 900.0))
+    felt_bgr = (140, 150, 160)
+    image = np.full((1080, 1920, 3), felt_bgr, np.uint8)
+    ring = np.linspace(0, 2 * np.pi, 96, endpoint=False)
+    circle = np.column_stack([np.cos(ring), np.sin(ring), np.zeros(96)])
+    foot = camera.mat_to_image(circle * [19.0, 19.0, 0.0])
+    rim = camera.mat_to_image(circle * [24.0, 24.0, 0.0] + [0.0, 0.0, 38.0])
+    hull = cv2.convexHull(np.round(np.vstack([foot, rim])).astype(np.int32))
+    cv2.fillConvexPoly(image, hull, (12, 12, 12))
+    cv2.fillConvexPoly(image, np.round(rim).astype(np.int32), felt_bgr)
+    wall = pot_wall(image, camera)
+    assert wall is not None and wall.dark
+    felt_lab = cv2.cvtColor(np.uint8([[felt_bgr]]), cv2.COLOR_BGR2LAB)[0, 0].astype(float)
+    assert np.allclose(wall.felt_lab, felt_lab)
+    assert wall.wall_lab[0] < 10
