@@ -35,13 +35,28 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from rules.board import Board, Colour, Doubt, Wink, WinkStatus, starting_board
+from rules.board import (
+    POT_TOP_DIAMETER_MM,
+    WINKS_PER_COLOUR,
+    Board,
+    Colour,
+    Doubt,
+    Wink,
+    WinkStatus,
+    starting_board,
+)
 from rules.engine import Game
 from rules.events import Event, EventType
 from rules.record import GameRecord, IllegalRecordError, ShotRecord
 from service.commands.replay import event_line, next_turn_line
 from service.outputs import write_image_atomic, write_text_atomic
-from vision.pipeline import HIDDEN_SCALE, StillCameraAnalyzer, watched_small
+from vision.pipeline import (
+    HIDDEN_SCALE,
+    FrameAnalysis,
+    StillCameraAnalyzer,
+    analyze_frame,
+    watched_small,
+)
 from vision.status import behind_baselines
 
 #: A picture still for this long after a change is a finished shot, s.
@@ -337,6 +352,61 @@ def without_unseen_arrivals(board: Board, last: Board, changed_at: Callable[[Win
     if len(kept) == len(board.winks):
         return board
     return board.with_winks(kept).with_tiddlies(None)
+
+
+def extra_unseen_detections(
+    board_xy_mm: npt.ArrayLike,
+    radius_mm: npt.ArrayLike,
+    colours: Sequence[Colour],
+    confidence: npt.ArrayLike,
+    last: Board,
+    left_at: Callable[[Sequence[float], float], bool],
+) -> npt.NDArray[np.bool_]:
+    """Detections of a colour seen more than six times that arrived unseen (rule 2.1.1).
+
+    A detection arrived unseen when no wink of ``last`` lay under it and
+    the picture did not change there (as :func:`without_unseen_arrivals`
+    judges winks). Of a colour detected more than six times, as many such
+    detections as it has too many are chosen, least confident first.
+    Nowhere else: a colour with six or fewer keeps vision's reading. Not at
+    the pot either, where a wink in it has no place on ``last`` to be near
+    and is seen unchanged shot after shot.
+
+    Parameters
+    ----------
+    board_xy_mm : (n, 2) array_like
+        The detections' centres in the board's frame, mm.
+    radius_mm, confidence : (n,) array_like
+    colours : sequence of Colour
+    last : Board
+    left_at : callable of ((2,) mat xy mm, radius mm) to bool
+        Whether the picture changed, since ``last``'s, there.
+
+    Returns
+    -------
+    (n,) ndarray of bool
+    """
+    xy = np.asarray(board_xy_mm, dtype=float).reshape(-1, 2)
+    radius = np.asarray(radius_mm, dtype=float)
+    conf = np.asarray(confidence, dtype=float)
+    placed = [w for w in last.winks if w.mat_xy is not None]
+    unseen = np.zeros(len(xy), dtype=bool)
+    for i, (centre, r_mm) in enumerate(zip(xy, radius, strict=True)):
+        if float(np.hypot(*centre)) < POT_TOP_DIAMETER_MM / 2 + r_mm:
+            continue
+        near = any(
+            float(np.hypot(*np.subtract(centre, w.mat_xy))) < r_mm + w.radius_mm for w in placed
+        )
+        unseen[i] = not near and not left_at(centre, float(r_mm))
+    drop = np.zeros(len(xy), dtype=bool)
+    colour_of = np.array([c.value for c in colours], dtype=object)
+    for colour in Colour:
+        mine = np.flatnonzero(colour_of == colour.value)
+        extra = len(mine) - WINKS_PER_COLOUR
+        candidates = mine[unseen[mine]]
+        if extra > 0 and len(candidates):
+            drop[candidates[np.argsort(conf[candidates], kind="stable")][:extra]] = True
+    return drop
 
 
 def kept_unplayed(board: Board, last: Board) -> Board:
@@ -716,7 +786,14 @@ class Referee:
 
         # The board is in the frame of the camera the analysis names (the
         # calibration's, or that turned through 180 degrees).
-        changed_at = self._left_its_place(frame, analysis.camera or self.analyzer.context.camera)
+        camera = analysis.camera or self.analyzer.context.camera
+        left_at = self._left_place(frame, camera)
+
+        def changed_at(wink: Wink) -> bool:
+            return wink.mat_xy is not None and left_at(wink.mat_xy, wink.radius_mm)
+
+        analysis = self._without_unseen_detections(analysis, frame, camera, left_at)
+        board = analysis.board
         board = without_unseen_arrivals(board, self._board, changed_at)
         board, unseen = with_unseen_winks(board, self._board, changed_at)
         board = kept_still(board, self._board, changed_at)
@@ -830,24 +907,53 @@ class Referee:
         t = self.record.shots[-1].t if self.record.shots else None
         return [Announcement(AnnouncementKind.NEXT, line, t, label)]
 
-    def _left_its_place(self, frame: Frame, camera: Any) -> Callable[[Wink], bool]:
-        """Whether the picture changed, since the last board's, where a wink lies.
+    def _without_unseen_detections(
+        self,
+        analysis: FrameAnalysis,
+        frame: Frame,
+        camera: Any,
+        left_at: Callable[[Sequence[float], float], bool],
+    ) -> FrameAnalysis:
+        """The analysis without detections of winks that arrived unseen, rebuilt if any went.
+
+        As :func:`without_unseen_arrivals`, but before vision counts the
+        winks of each colour (rule 2.1.1): of a colour detected more than six
+        times, a wink read where no wink of the last board lay, where the
+        picture did not change (a wink-like disc on the table beside the
+        mat), goes first; else it could count as one of the six, and the
+        real wink it displaced (one seen in the pot, say) be dropped instead.
+        """
+        dets = analysis.detections
+        last = self._board
+        if last is None or len(dets) == 0:
+            return analysis
+        # The board's frame, at each detection's own height.
+        board_xy = camera.image_to_mat(dets.image_xy_px, dets.z_mm)
+        drop = extra_unseen_detections(
+            board_xy, dets.radius_mm, dets.colour, dets.confidence, last, left_at
+        )
+        if not drop.any():
+            return analysis
+        return analyze_frame(
+            frame.image_bgr, self.analyzer.context, detections=dets[~drop], previous=last
+        )
+
+    def _left_place(self, frame: Frame, camera: Any) -> Callable[[Sequence[float], float], bool]:
+        """Whether the picture changed, since the last board's, at a place and radius (mm).
 
         ``camera`` maps the board's frame into the image.
         """
         last_image = self._image
         if last_image is None or last_image.shape != frame.image_bgr.shape:
             # No picture to compare with: every reading stands.
-            return lambda wink: True
+            return lambda mat_xy, radius_mm: True
         # A sparse sample is enough for the picture's typical change (noise, light).
         sample = np.abs(frame.image_bgr[::4, ::4].astype(np.int16) - last_image[::4, ::4])
         floor = max(LEFT_LEVELS, LEFT_NOISE_TIMES * float(np.median(sample.max(axis=2))))
 
-        def left(wink: Wink) -> bool:
-            if wink.mat_xy is None:
-                return False
+        def left(mat_xy: Sequence[float], radius_mm: float) -> bool:
             centre_px, rim_px = camera.mat_to_image(
-                [[*wink.mat_xy, 0.0], [wink.mat_xy[0] + wink.radius_mm, wink.mat_xy[1], 0.0]]
+                [[mat_xy[0], mat_xy[1], 0.0], [mat_xy[0] + radius_mm, mat_xy[1], 0.0]]
             )
             radius_px = max(float(np.hypot(*(rim_px - centre_px))), 2.0)
             h, w = last_image.shape[:2]

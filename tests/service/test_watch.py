@@ -25,12 +25,14 @@ from service.watch import (
     Frame,
     Referee,
     Settler,
+    extra_unseen_detections,
     kept_still,
     kept_unplayed,
     with_unseen_winks,
     without_unseen_arrivals,
 )
 from tests.rules.boardkit import apply, make_board
+from vision.detections import WinkDetections
 from vision.status import DEFAULT_CORNERS_MM
 
 
@@ -40,6 +42,7 @@ class _View:
     hidden_regions: tuple[Any, ...] = ()
     reviews: tuple[str, ...] = ()
     camera: Any = None  # the calibration's own frame
+    detections: WinkDetections = field(default_factory=WinkDetections.empty)
 
 
 @dataclass
@@ -458,6 +461,66 @@ def test_a_phantom_that_took_a_played_winks_id_leaves_that_wink_where_it_was() -
     assert board.wink("green-S2").status is WinkStatus.UNPLAYED
     assert board.wink("green-L1").mat_xy == (-746.0, 99.0)
     assert board.problems() == []
+
+
+# Game q342 (photos): green's corner holds its five unplayed winks, a
+# green-looking disc lies on the table beyond the mat's edge, unchanged since
+# the start, and green's sixth wink has just been potted. Seven green
+# detections: the disc must go, not the wink in the pot.
+GREEN_CORNER_MM = [(848.0, 441.0), (847.0, 400.0), (859.0, 383.0), (893.0, 329.0), (902.0, 425.0)]
+TABLE_DISC_MM = (-930.0, 441.0)
+
+
+def _green_detections(extra_mm: list[tuple[float, float]], confidence: list[float]) -> tuple:
+    xy = [*GREEN_CORNER_MM, *extra_mm]
+    colours = [Colour.GREEN] * len(xy)
+    return np.array(xy), np.full(len(xy), 8.0), colours, np.array([0.7] * 5 + confidence)
+
+
+def _green_corner_board() -> Board:
+    board = starting_board()
+    ids = [w.id for w in board.of_colour(Colour.GREEN)][:5]
+    for wink_id, place in zip(ids, GREEN_CORNER_MM, strict=True):
+        board = board.with_wink(board.wink(wink_id).with_position(*place))
+    return board
+
+
+@pytest.mark.parametrize(
+    ("extra_mm", "confidence", "changed_there", "dropped"),
+    [
+        # The disc on the table and the wink in the pot: the disc goes.
+        ([TABLE_DISC_MM, (1.0, -2.0)], [0.56, 0.64], False, [5]),
+        # The same, the disc more confident than the potted wink: it still goes.
+        ([TABLE_DISC_MM, (1.0, -2.0)], [0.9, 0.3], False, [5]),
+        # The picture changed at the disc's place: a wink arrived there, none goes.
+        ([TABLE_DISC_MM, (1.0, -2.0)], [0.56, 0.64], True, []),
+        # Six green detections in all: vision's count stands, none goes.
+        ([TABLE_DISC_MM], [0.56], False, []),
+        # Two discs, one too many: the less confident goes.
+        ([TABLE_DISC_MM, (-930.0, 300.0)], [0.5, 0.4], False, [6]),
+    ],
+)
+def test_of_a_colour_seen_more_than_six_times_a_wink_that_arrived_unseen_goes_first(
+    extra_mm: list[tuple[float, float]],
+    confidence: list[float],
+    changed_there: bool,
+    dropped: list[int],
+) -> None:
+    xy, radius, colours, conf = _green_detections(extra_mm, confidence)
+    last = _green_corner_board()
+    drop = extra_unseen_detections(
+        xy, radius, colours, conf, last, lambda mat_xy, radius_mm: changed_there
+    )
+    assert np.flatnonzero(drop).tolist() == dropped
+
+
+def test_a_wink_seen_in_the_pot_is_never_an_unseen_arrival() -> None:
+    # Potted winks have no place on the board, and stay seen unchanged.
+    xy, radius, colours, conf = _green_detections([(1.0, -2.0), (3.0, 4.0)], [0.3, 0.3])
+    drop = extra_unseen_detections(
+        xy, radius, colours, conf, _green_corner_board(), lambda mat_xy, radius_mm: False
+    )
+    assert not drop.any()
 
 
 def test_a_wink_in_a_squop_is_not_dropped_as_an_unseen_arrival() -> None:
