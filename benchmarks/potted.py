@@ -15,7 +15,7 @@ image`` does) and counts, per colour:
 
 Usage::
 
-    .venv/bin/python benchmarks/potted.py [--list] FOLDER ...
+    .venv/bin/python benchmarks/potted.py [--list] [FOLDER ...]
 """
 
 from __future__ import annotations
@@ -40,7 +40,15 @@ from vision.pipeline import analyze_frame, prepare_context  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("folders", nargs="+", type=Path)
+    root = Path(__file__).resolve().parents[1]
+    defaults = (root.parent / "shared" / "scenes", root / "sample_images")
+    parser.add_argument(
+        "folders",
+        nargs="*",
+        type=Path,
+        default=[p for p in defaults if p.is_dir()],
+        help="folders of scenes with ground truth (default: ../shared/scenes and sample_images)",
+    )
     parser.add_argument("--list", action="store_true", help="print every image with a potted wink")
     args = parser.parse_args()
     cv2.setNumThreads(1)

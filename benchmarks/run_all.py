@@ -22,6 +22,7 @@ BENCHMARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("calibration_file_check.py", ()),
     ("detection.py", ()),
     ("vision.py", ("--source", "both")),
+    ("potted.py", ()),
     ("felts.py", ()),
     ("review.py", ()),
     # Soft photos: out of focus, and shaken (see "Session 25" under review).
