@@ -27,7 +27,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -934,9 +934,11 @@ class Referee:
         )
         if not drop.any():
             return analysis
-        return analyze_frame(
-            frame.image_bgr, self.analyzer.context, detections=dets[~drop], previous=last
-        )
+        kept = dets[~drop]
+        if camera is not self.analyzer.context.camera:
+            # Back into the calibration's frame, which analyze_frame turns itself.
+            kept = replace(kept, mat_xy_mm=-kept.mat_xy_mm)
+        return analyze_frame(frame.image_bgr, self.analyzer.context, detections=kept, previous=last)
 
     def _left_place(self, frame: Frame, camera: Any) -> Callable[[Sequence[float], float], bool]:
         """Whether the picture changed, since the last board's, at a place and radius (mm).

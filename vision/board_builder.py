@@ -207,11 +207,44 @@ def _behind_another_baseline(
     return out
 
 
+#: A previous frame's wink lay at a detection when their centres are this
+#: near: the same wink, still or just nudged (a squop presses it), mm.
+SAME_PLACE_MM = 8.0
+#: The order in which detections give up their size class, by (size the
+#: previous board had there, or None; the size they are to take).
+_SIZE_KEPT: Mapping[tuple[WinkSize | None, WinkSize], int] = (
+    {(target, target): 0 for target in WinkSize}
+    | {(None, target): 1 for target in WinkSize}
+    | {(other, target): 2 for other in WinkSize for target in WinkSize if other is not target}
+)
+
+
+def _previous_sizes(detections: WinkDetections, previous: Board | None) -> list[WinkSize | None]:
+    """The size of the ``previous`` board's wink of the same colour at each detection, if any.
+
+    At most :data:`SAME_PLACE_MM` away, nearest first; None where there is none.
+    """
+    out: list[WinkSize | None] = [None] * len(detections)
+    if previous is None:
+        return out
+    for i, (xy, colour) in enumerate(zip(detections.mat_xy_mm, detections.colour, strict=True)):
+        near = [
+            (float(np.hypot(*(np.asarray(w.mat_xy) - xy))), w.size)
+            for w in previous.winks
+            if w.colour is colour and w.mat_xy is not None
+        ]
+        near = [d for d in near if d[0] < SAME_PLACE_MM]
+        if near:
+            out[i] = min(near, key=lambda d: d[0])[1]
+    return out
+
+
 def _fix_counts(
     detections: WinkDetections,
     candidates: npt.NDArray[np.bool_] | None = None,
     corners_mm: Mapping[Colour, Sequence[float]] | None = None,
     through_wall: npt.NDArray[np.bool_] | None = None,
+    previous: Board | None = None,
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.bool_], list[str]]:
     """Keep at most six winks per colour, two of them large (rule 2.1.1).
 
@@ -219,7 +252,10 @@ def _fix_counts(
     not kept. Of too many winks of a colour, one fitted twice goes first,
     then the least confident, a wink behind another colour's baseline (with
     ``corners_mm``) counting :data:`ASTRAY_PENALTY` less confident, and one
-    seen only ``through_wall`` of the pot :data:`THROUGH_WALL_PENALTY` less. Returns which
+    seen only ``through_wall`` of the pot :data:`THROUGH_WALL_PENALTY` less.
+    A size class over its limit gives up first a detection where the
+    ``previous`` board had a wink of the other size (a wink's size does not
+    change between frames), then one where it had none. Returns which
     detections to keep, their (possibly corrected) sizes, which sizes were
     corrected, and notes.
     """
@@ -246,7 +282,18 @@ def _fix_counts(
         else _behind_another_baseline(detections, corners_mm)
     )
     walled = np.zeros(n, bool) if through_wall is None else np.asarray(through_wall, bool)
+    was = _previous_sizes(detections, previous)
     penalty = ASTRAY_PENALTY * elsewhere + THROUGH_WALL_PENALTY * walled
+
+    # A size class over its limit gives up first the detection where the
+    # previous board had the other size, then the one whose size is least
+    # sure, then the one whose fitted radius is closest to the other class.
+    def to_small(k: int) -> tuple[int, float, float]:
+        return (_SIZE_KEPT[was[k], WinkSize.SMALL], size_conf[k], radius[k])
+
+    def to_large(k: int) -> tuple[int, float, float]:
+        return (_SIZE_KEPT[was[k], WinkSize.LARGE], size_conf[k], -radius[k])
+
     for colour in Colour:
         idx = [i for i in range(n) if detections.colour[i] is colour and keep[i]]
         if len(idx) > WINKS_PER_COLOUR:
@@ -277,17 +324,16 @@ def _fix_counts(
             idx = order[:WINKS_PER_COLOUR]
         large = [i for i in idx if sizes[i] is WinkSize.LARGE]
         small = [i for i in idx if sizes[i] is WinkSize.SMALL]
-        # A size class over its limit: relabel the detections whose size is
-        # least sure, then those whose fitted radius is closest to the other class.
+
         while len(large) > LARGE_WINKS_PER_COLOUR and len(small) < SMALL_WINKS_PER_COLOUR:
-            i = min(large, key=lambda k: (size_conf[k], radius[k]))
+            i = min(large, key=to_small)
             large.remove(i)
             small.append(i)
             sizes[i] = WinkSize.SMALL
             resized[i] = True
             notes.append(f"{colour.value}: a third large wink was relabelled small")
         while len(small) > SMALL_WINKS_PER_COLOUR and len(large) < LARGE_WINKS_PER_COLOUR:
-            i = min(small, key=lambda k: (size_conf[k], -radius[k]))
+            i = min(small, key=to_large)
             small.remove(i)
             large.append(i)
             sizes[i] = WinkSize.LARGE
@@ -506,7 +552,7 @@ def assemble_board(
     through_all = _through_pot_wall(detections, camera, pot_centre_mm, wall)
     in_foot = _in_pot_foot(detections, camera, pot_centre_mm, through_all)
     detections, recolour_notes = _with_colours_by_count(detections, ~in_foot)
-    keep, sizes, resized, notes = _fix_counts(detections, ~in_foot, corners, through_all)
+    keep, sizes, resized, notes = _fix_counts(detections, ~in_foot, corners, through_all, previous)
     notes = recolour_notes + notes
     for i in np.flatnonzero(in_foot):
         u_px, v_px = detections.image_xy_px[i]

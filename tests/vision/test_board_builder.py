@@ -262,3 +262,55 @@ def test_a_wink_seen_only_through_the_pots_wall_goes_first_of_seven() -> None:
     assert len(kept) == 6 and all(xy is not None for xy in kept)
     note = next(n for n in assembly.notes if "rule 2.1.1 allows 6" in n)
     assert "1 seen only through the pot's wall" in note
+
+
+_L, _S = WinkSize.LARGE, WinkSize.SMALL
+
+
+@pytest.mark.parametrize(
+    ("previous_sizes", "expected_large"),
+    [
+        # No previous board: the two least sure of their size become large.
+        ({}, [2, 4]),
+        # The last frame had large winks at 0 and 5: those stay large,
+        # however unsure this frame is of their size (a wink's size does not
+        # change; a squopped one shows too little rim to tell).
+        ({0: _L, 1: _S, 2: _S, 3: _S, 4: _S, 5: _L}, [0, 5]),
+        # Only one known, large: it stays large, the least sure of the rest joins it.
+        ({3: _L}, [2, 3]),
+        # Only one known, small: it stays small even though least sure.
+        ({2: _S}, [3, 4]),
+    ],
+)
+def test_a_relabelled_size_follows_the_wink_the_last_frame_had_there(
+    previous_sizes: dict[int, WinkSize], expected_large: list[int]
+) -> None:
+    from rules.board import Board, Wink, WinkStatus
+
+    camera = overhead_camera()
+    places_mm = [(-400.0 + 160.0 * k, 120.0 * (k % 2)) for k in range(6)]
+    winks = [SceneWink(Colour.RED, WinkSize.SMALL, x, y) for x, y in places_mm]
+    confidence = np.array([0.9, 0.95, 0.05, 0.8, 0.3, 0.9])
+    dets = replace(detections_for(camera, winks), size_confidence=confidence)
+    ids = {_L: iter(["red-L1", "red-L2"]), _S: iter(["red-S1", "red-S2", "red-S3", "red-S4"])}
+    previous = Board(
+        winks=tuple(
+            Wink(
+                id=next(ids[size]),
+                colour=Colour.RED,
+                size=size,
+                status=WinkStatus.FREE,
+                # 2 mm from where it is now: nudged, still the same wink.
+                x_mm=places_mm[k][0] + 2.0,
+                y_mm=places_mm[k][1],
+            )
+            for k, size in previous_sizes.items()
+        )
+    )
+    assembly = assemble_board(dets, camera, previous=previous if previous_sizes else None)
+    large_places = sorted(
+        min(range(6), key=lambda k: np.hypot(*(np.asarray(w.mat_xy) - places_mm[k])))
+        for w in assembly.board.winks
+        if w.size is WinkSize.LARGE and w.colour is Colour.RED
+    )
+    assert large_places == expected_large
