@@ -314,3 +314,28 @@ def test_a_relabelled_size_follows_the_wink_the_last_frame_had_there(
         if w.size is WinkSize.LARGE and w.colour is Colour.RED
     )
     assert large_places == expected_large
+
+
+@pytest.mark.parametrize(
+    ("by_pot_confidence", "by_pot_kept"),
+    [
+        # Faint beside the pot (its wall and shadow's edge pass for a rim):
+        # it goes, not the fainter real wink elsewhere (0.35).
+        (0.40, False),
+        # Seen clearly against the pot: a real wink, kept over the faint one.
+        (0.69, True),
+    ],
+)
+def test_a_faint_wink_beside_the_pot_goes_first_of_seven(
+    by_pot_confidence: float, by_pot_kept: bool
+) -> None:
+    camera = overhead_camera()
+    places_mm = [(-500.0 + 120.0 * k, 200.0) for k in range(6)] + [(0.0, -27.0)]
+    sizes = [WinkSize.LARGE, WinkSize.LARGE] + [WinkSize.SMALL] * 5
+    winks = [SceneWink(Colour.GREEN, s, x, y) for s, (x, y) in zip(sizes, places_mm, strict=True)]
+    confidence = np.array([0.9, 0.9, 0.9, 0.9, 0.9, 0.35, by_pot_confidence])
+    dets = replace(detections_for(camera, winks), confidence=confidence)
+    kept = [w.mat_xy for w in assemble_board(dets, camera).board.winks if not w.inferred]
+    assert len(kept) == 6
+    assert _kept_near(kept, places_mm[6]) is by_pot_kept
+    assert _kept_near(kept, places_mm[5]) is not by_pot_kept
