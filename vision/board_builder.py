@@ -47,7 +47,6 @@ from vision.status import (
     SMALL_WINK_RADIUS_MM,
     ColourBeside,
     PottedInference,
-    PotWall,
     behind_baselines,
     beside_pot_foot,
     beyond_mat_edge_mm,
@@ -373,7 +372,7 @@ def _through_pot_wall(
     detections: WinkDetections,
     camera: CameraModel,
     pot_centre_mm: Sequence[float],
-    wall: PotWall | None = None,
+    image_bgr: npt.NDArray[np.uint8] | None = None,
 ) -> npt.NDArray[np.bool_]:
     """Detections of winks on the pot's floor seen through its wall (rule 8.1: potted).
 
@@ -383,35 +382,42 @@ def _through_pot_wall(
     frame, from a camera that does not see the floor through the opening
     (:data:`vision.status.POT_FLOOR_VISIBLE_MIN`): one that does would see a
     potted wink there, and what lands inside the foot is the pot's dark
-    wall and the felt's arc round it, fitted as a rim. Given the ``wall`` as
-    the frame shows it, not through a dark (opaque) wall, and not of the
-    colour a tinted wall could pass for.
+    wall and the felt's arc round it, fitted as a rim. Given the image, not
+    through a dark (opaque) wall, and not of the colour a tinted wall could
+    pass for (:func:`vision.status.pot_wall`).
     """
+    none = np.zeros(len(detections), bool)
+    if len(detections) == 0:
+        return none
     centre = np.asarray(pot_centre_mm, float)
+    from_axis = np.hypot(*(np.asarray(detections.mat_xy_mm, float) - centre).T)
+    inside = from_axis < THROUGH_WALL_MM
+    # The rest is judged only for a frame with a detection inside the foot:
+    # the wall's colour costs about a millisecond a frame.
+    if not inside.any():
+        return none
     centre_px = camera.mat_to_image(np.array([[centre[0], centre[1], 0.0]]))[0]
     frame_w, frame_h = camera.image_size_wh
-    pot_in_frame = 0 <= centre_px[0] < frame_w and 0 <= centre_px[1] < frame_h
-    if (
-        len(detections) == 0
-        or not pot_in_frame
-        or pot_floor_seen_fraction(camera, pot_centre_mm) >= POT_FLOOR_VISIBLE_MIN
-        or (wall is not None and wall.dark)
-    ):
-        return np.zeros(len(detections), bool)
+    if not (0 <= centre_px[0] < frame_w and 0 <= centre_px[1] < frame_h):
+        return none
+    if pot_floor_seen_fraction(camera, pot_centre_mm) >= POT_FLOOR_VISIBLE_MIN:
+        return none
+    wall = pot_wall(image_bgr, camera, pot_centre_mm) if image_bgr is not None else None
+    if wall is not None and wall.dark:
+        return none
     radius = np.asarray(detections.radius_mm, float)
     potted = pot_reading(camera, detections.image_xy_px, radius, pot_centre_mm).potted
-    from_axis = np.hypot(*(np.asarray(detections.mat_xy_mm, float) - centre).T)
     own_tint = np.array(
         [wall is not None and wall.tinted_like(c) for c in detections.colour], dtype=bool
     )
-    return np.asarray((from_axis < THROUGH_WALL_MM) & ~potted & ~own_tint, dtype=bool)
+    return np.asarray(inside & ~potted & ~own_tint, dtype=bool)
 
 
 def _in_pot_foot(
     detections: WinkDetections,
     camera: CameraModel,
     pot_centre_mm: Sequence[float],
-    through_wall: npt.NDArray[np.bool_] | None = None,
+    through_wall: npt.NDArray[np.bool_],
 ) -> npt.NDArray[np.bool_]:
     """Detections that cannot be winks: centred at the pot's foot, not seen in the pot.
 
@@ -436,8 +442,6 @@ def _in_pot_foot(
     near = stands_in_pot_foot(detections.mat_xy_mm, pot_centre_mm) | beside_pot_foot(
         detections.mat_xy_mm, pot_centre_mm
     )
-    if through_wall is None:
-        through_wall = _through_pot_wall(detections, camera, pot_centre_mm)
     return np.asarray(near & ~potted & ~through_wall, dtype=bool)
 
 
@@ -567,8 +571,7 @@ def assemble_board(
         raised if the assembled board still contradicts itself.
     """
     corners = DEFAULT_CORNERS_MM if corners_mm is None else corners_mm
-    wall = pot_wall(image_bgr, camera, pot_centre_mm) if image_bgr is not None else None
-    through_all = _through_pot_wall(detections, camera, pot_centre_mm, wall)
+    through_all = _through_pot_wall(detections, camera, pot_centre_mm, image_bgr)
     in_foot = _in_pot_foot(detections, camera, pot_centre_mm, through_all)
     detections, recolour_notes = _with_colours_by_count(detections, ~in_foot)
     keep, sizes, resized, notes = _fix_counts(
