@@ -113,7 +113,7 @@ from vision.colour import (
 )
 from vision.detections import WinkDetections
 from vision.fit import CircleFits, arc_fractions, fit_circles
-from vision.status import POT_FLOOR_RADIUS_MM, POT_FLOOR_Z_MM, POT_OPENING_RADIUS_MM
+from vision.status import POT_FLOOR_RADIUS_MM, pot_floor_seen_px
 
 FloatArray = npt.NDArray[np.float64]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
@@ -2109,30 +2109,14 @@ POT_FLOOR_SEEN_MIN = 0.3
 def _pot_floor_px(camera: CameraModel) -> npt.NDArray[np.float32] | None:
     """(k, 2) image points of the pot's floor seen through its opening, or None.
 
-    Points on the floor (:data:`vision.status.POT_FLOOR_Z_MM` up, within
-    :data:`vision.status.POT_FLOOR_RADIUS_MM` of the axis) whose line of
-    sight crosses the rim plane inside the opening, as
-    :func:`vision.status.pot_colours_seen` judges them. None when too little
-    of the floor shows (:data:`POT_FLOOR_SEEN_MIN`) or the camera is not
-    above the pot.
+    :func:`vision.status.pot_floor_seen_px` on a ring every millimetre; None
+    when too little of the floor shows (:data:`POT_FLOOR_SEEN_MIN`) or the
+    camera is not above the pot.
     """
-    cam = camera.position_mm
-    if cam[2] <= POT_HEIGHT_MM + 1.0:
+    if camera.position_mm[2] <= POT_HEIGHT_MM + 1.0:
         return None
-    radii = np.arange(1.0, POT_FLOOR_RADIUS_MM + 1e-9, 1.0)
-    angles = np.linspace(0.0, 2 * np.pi, 48, endpoint=False)
-    floor = (radii[:, None, None] * np.stack([np.cos(angles), np.sin(angles)], 1)).reshape(-1, 2)
-    scale = (cam[2] - POT_HEIGHT_MM) / (cam[2] - POT_FLOOR_Z_MM)
-    at_rim = cam[:2] + (floor - cam[:2]) * scale
-    seen = np.hypot(at_rim[:, 0], at_rim[:, 1]) < POT_OPENING_RADIUS_MM
-    if seen.mean() < POT_FLOOR_SEEN_MIN:
-        return None
-    px = camera.mat_to_image(np.column_stack([floor[seen], np.full(seen.sum(), POT_FLOOR_Z_MM)]))
-    w, h = camera.image_size_wh
-    inside = np.all((px >= 0) & (px < [w - 1, h - 1]), axis=1)
-    if inside.sum() < POT_FLOOR_SEEN_MIN * len(floor):
-        return None
-    return np.asarray(px[inside], dtype=np.float32)
+    px, fraction = pot_floor_seen_px(camera, radii_mm=np.arange(1.0, POT_FLOOR_RADIUS_MM + 1e-9))
+    return None if fraction < POT_FLOOR_SEEN_MIN else np.asarray(px, dtype=np.float32)
 
 
 def _pot_floor_bgr(image_bgr: npt.NDArray[np.uint8], camera: CameraModel) -> FloatArray | None:

@@ -718,26 +718,48 @@ def pot_wall(
     )
 
 
-def pot_floor_seen_fraction(
-    camera: CameraModel, pot_centre_mm: Sequence[float] = (0.0, 0.0)
-) -> float:
-    """How much of the pot's floor (rule 2.4) the camera sees through the opening, 0-1.
+def pot_floor_seen_px(
+    camera: CameraModel,
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+    radii_mm: npt.ArrayLike | None = None,
+) -> tuple[FloatArray, float]:
+    """The pot's floor (rule 2.4) as the camera sees it through the opening.
 
-    Points of the floor (:data:`POT_FLOOR_Z_MM` up, out to
-    :data:`POT_FLOOR_RADIUS_MM`) whose line of sight crosses the rim plane
-    inside the opening and that fall inside the frame. From overhead nearly
-    all; from a camera far off vertical the near wall hides most of it.
+    Points of the floor (:data:`POT_FLOOR_Z_MM` up) on rings of ``radii_mm``
+    (default four, out to :data:`POT_FLOOR_RADIUS_MM`), 48 to a ring, whose
+    line of sight crosses the rim plane inside the opening and that fall
+    inside the frame. From overhead nearly all; from a camera far off
+    vertical the near wall hides most of them.
+
+    Returns
+    -------
+    image_xy_px : (k, 2) ndarray
+        The points seen.
+    fraction : float
+        The share of all the points that is seen, 0-1.
     """
     centre = np.asarray(pot_centre_mm, dtype=float)
     angles = np.linspace(0, 2 * np.pi, 48, endpoint=False)
     ring = np.stack([np.cos(angles), np.sin(angles)], 1)
-    radii = np.linspace(0.0, POT_FLOOR_RADIUS_MM, 5)[1:]
+    radii = (
+        np.linspace(0.0, POT_FLOOR_RADIUS_MM, 5)[1:]
+        if radii_mm is None
+        else np.asarray(radii_mm, dtype=float)
+    )
     floor = np.vstack([centre + r * ring for r in radii])
     floor_px = camera.mat_to_image(np.hstack([floor, np.full((len(floor), 1), POT_FLOOR_Z_MM)]))
     seen = pot_opening_distance_mm(camera, floor_px, pot_centre_mm) < POT_OPENING_RADIUS_MM
     w, h = camera.image_size_wh
-    inside_frame = np.all((floor_px >= 0) & (floor_px < [w - 1, h - 1]), axis=1)
-    return float(np.mean(seen & inside_frame))
+    seen &= np.all((floor_px >= 0) & (floor_px < [w - 1, h - 1]), axis=1)
+    return np.asarray(floor_px[seen], dtype=float), float(np.mean(seen))
+
+
+def pot_floor_seen_fraction(
+    camera: CameraModel, pot_centre_mm: Sequence[float] = (0.0, 0.0)
+) -> float:
+    """How much of the pot's floor the camera sees through the opening, 0-1 (see
+    :func:`pot_floor_seen_px`)."""
+    return pot_floor_seen_px(camera, pot_centre_mm)[1]
 
 
 def pot_colours_seen(
