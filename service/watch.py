@@ -316,6 +316,13 @@ def kept_still(board: Board, last: Board, changed_at: Callable[[Wink], bool]) ->
     return board.with_winks(winks).with_tiddlies(None) if winks != list(board.winks) else board
 
 
+def _where_a_wink_lay(mat_xy_mm: Sequence[float], radius_mm: float, placed: Sequence[Wink]) -> bool:
+    """Whether a disc at ``mat_xy_mm`` overlaps any of the ``placed`` winks (mat mm)."""
+    return any(
+        float(np.hypot(*np.subtract(mat_xy_mm, w.mat_xy))) < radius_mm + w.radius_mm for w in placed
+    )
+
+
 def without_unseen_arrivals(board: Board, last: Board, changed_at: Callable[[Wink], bool]) -> Board:
     """A wink read where none lay and the picture did not change is not there.
 
@@ -344,7 +351,7 @@ def without_unseen_arrivals(board: Board, last: Board, changed_at: Callable[[Win
         return (
             wink.mat_xy is not None
             and wink.id not in in_squops
-            and not any(_apart_mm(wink, w) < wink.radius_mm + w.radius_mm for w in placed)
+            and not _where_a_wink_lay(wink.mat_xy, wink.radius_mm, placed)
             and not changed_at(wink)
         )
 
@@ -394,10 +401,9 @@ def extra_unseen_detections(
     for i, (centre, r_mm) in enumerate(zip(xy, radius, strict=True)):
         if float(np.hypot(*centre)) < POT_TOP_DIAMETER_MM / 2 + r_mm:
             continue
-        near = any(
-            float(np.hypot(*np.subtract(centre, w.mat_xy))) < r_mm + w.radius_mm for w in placed
+        unseen[i] = not _where_a_wink_lay(centre, float(r_mm), placed) and not left_at(
+            centre, float(r_mm)
         )
-        unseen[i] = not near and not left_at(centre, float(r_mm))
     drop = np.zeros(len(xy), dtype=bool)
     colour_of = np.array([c.value for c in colours], dtype=object)
     for colour in Colour:
@@ -927,10 +933,9 @@ class Referee:
         last = self._board
         if last is None or len(dets) == 0:
             return analysis
-        # The board's frame, at each detection's own height.
-        board_xy = camera.image_to_mat(dets.image_xy_px, dets.z_mm)
+        # The detections are in the board's frame (the analysis turned them with it).
         drop = extra_unseen_detections(
-            board_xy, dets.radius_mm, dets.colour, dets.confidence, last, left_at
+            dets.mat_xy_mm, dets.radius_mm, dets.colour, dets.confidence, last, left_at
         )
         if not drop.any():
             return analysis
