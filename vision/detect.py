@@ -2668,6 +2668,7 @@ def detect_winks(
     wink_colour = np.concatenate([r.wink_colour for r in seed_rims])
     keep &= ~_blur_of_found(extra, fits, seeds, wink_colour, view_bgr, reference)
     extra = [s for s, ok in zip(extra, keep, strict=True) if ok]
+    extra += _refit_seeds(fits, seeds, camera, plane_z)
     # A small wink far under a large one shows only a crescent, too thin for
     # the coarse view; the upper wink's rays cross into its colour. (Not
     # where a seed was just dropped: that colour is explained already.)
@@ -3308,6 +3309,35 @@ SAME_WINK_OTHER_COLOUR = 0.3
 
 #: A new seed this close to one already tried (same colour) is the same seed, mm.
 SAME_SEED_MM = 2.0
+#: A failed fit is tried again from its own centre (:func:`_refit_seeds`)
+#: when it traced at least this fraction of a rim.
+REFIT_MIN_ARC = 0.5
+
+
+def _refit_seeds(
+    fits: _Fits, seeds: list[_Seed], camera: CameraModel, plane_z_mm: FloatArray
+) -> list[_Seed]:
+    """Seeds at the centres of failed fits that traced much of a rim, off their seed.
+
+    A seed off a wink's centre (a blob's peak pulled aside by a neighbour)
+    casts rays that cross the far rim obliquely: its rim points scatter
+    and a real wink can fail the rim test on its residual alone. Rays from
+    the fitted centre cross the rim square-on, as the second pass's do; the
+    fit they give must pass the same tests. Not at the mat's edge or by the
+    pot, where the table's and the pot's edges fit a wink-sized arc and the
+    second pass is what rejects them.
+    """
+    centre = fits.circles.centre_mm
+    start = np.array([s.mat_xy_mm for s in seeds]).reshape(-1, 2)
+    moved = _length_xy(centre - start) >= SAME_SEED_MM
+    rows = np.flatnonzero(
+        ~fits.ok & moved & (fits.circles.arc_fraction >= REFIT_MIN_ARC) & np.isfinite(centre).all(1)
+    )
+    rows = rows[
+        ~_near_mat_edge(centre[rows], FALLBACK_EDGE_MM)
+        & ~_near_pot(camera, centre[rows], plane_z_mm[rows], _LARGE_R)
+    ]
+    return [_Seed(centre[i].copy(), seeds[i].colour_index, seeds[i].background_bgr) for i in rows]
 
 
 def _untried(new: list[_Seed], tried: list[_Seed]) -> list[_Seed]:

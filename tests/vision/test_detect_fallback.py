@@ -8,6 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from squop_scenes import camera_at
 
 from calibration.camera import CameraModel
 from rules.board import Colour
@@ -15,7 +16,9 @@ from vision.detect import (
     _concat_rims,
     _Fits,
     _merged_blob,
+    _refit_seeds,
     _Rims,
+    _Seed,
     _with_fit_rows,
     _with_rows,
     detect_winks,
@@ -173,3 +176,48 @@ def test_failed_large_fit_is_tried_as_two_winks_only_when_it_looks_like_a_pair(
 ) -> None:
     fits, rims = _blob_fit(**change)
     assert _merged_blob(fits, rims, _overhead_camera(), np.array([1.7])).tolist() == [blob]
+
+
+def _one_fit(centre_mm: tuple[float, float], *, ok: bool, arc: float) -> _Fits:
+    """One small-wink fit at ``centre_mm`` that traced ``arc`` of its rim."""
+    fits = _fits(1, 0.0, ok=ok)
+    circles = dataclasses.replace(
+        fits.circles,
+        centre_mm=np.array([centre_mm], dtype=float),
+        radius_mm=np.array([8.0]),
+        arc_fraction=np.array([arc]),
+    )
+    return dataclasses.replace(fits, circles=circles)
+
+
+@pytest.mark.parametrize(
+    ("seed_mm", "fit_mm", "ok", "arc", "refit"),
+    [
+        # the fit left its seed by 3 mm along much of a rim: tried again from its centre
+        ((300.0, 100.0), (300.0, 103.0), False, 0.6, True),
+        # the fit hardly moved: the same rays would give the same failed fit
+        ((300.0, 100.0), (300.0, 101.0), False, 0.6, False),
+        # the fit passed: nothing to try again
+        ((300.0, 100.0), (300.0, 103.0), True, 0.6, False),
+        # too little of a rim traced to say where a wink's centre is
+        ((300.0, 100.0), (300.0, 103.0), False, 0.3, False),
+        # by the pot, whose wall fits a wink-sized arc
+        ((30.0, 0.0), (33.0, 0.0), False, 0.6, False),
+        # by the mat's edge, where the table's edge does
+        ((300.0, 440.0), (300.0, 443.0), False, 0.6, False),
+    ],
+)
+def test_a_failed_fit_off_its_seed_is_tried_again_from_its_own_centre(
+    seed_mm, fit_mm, ok: bool, arc: float, refit: bool
+) -> None:
+    camera = camera_at((0.0, 0.0, 1600.0))
+    seed = _Seed(np.array(seed_mm), 2, np.array([90.0, 120.0, 100.0]))
+    new = _refit_seeds(_one_fit(fit_mm, ok=ok, arc=arc), [seed], camera, np.array([0.0]))
+    if not refit:
+        assert new == []
+        return
+    assert len(new) == 1
+    np.testing.assert_allclose(new[0].mat_xy_mm, fit_mm)
+    assert new[0].colour_index == seed.colour_index
+    # placed by geometry, not found in the coarse view
+    assert new[0].view_rc is None
