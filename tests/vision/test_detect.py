@@ -61,6 +61,7 @@ from vision.detect import (
     _set_pixels,
     _summed_channel_means,
     _tile_boxes,
+    _traces_pot_outline,
     _within_reach,
     build_birds_eye_view,
     clear_caches,
@@ -1751,3 +1752,74 @@ def test_behind_pot_matches_the_rays_tested_as_plan_vectors() -> None:
     want = ((at_height**2).sum(axis=3) <= radius**2).any(axis=2)
     assert 0 < want.mean() < 1
     np.testing.assert_array_equal(_behind_pot(camera, points_mm, plane_z_mm), want)
+
+
+def _fit_on_points(points_mm: np.ndarray) -> tuple[CircleFits, _Rims]:
+    """A fit whose rim points (rays, 2) are ``points_mm``, every one an inlier."""
+    n_rays = len(points_mm)
+    none = np.zeros((1, n_rays), dtype=bool)
+    centre = points_mm.mean(axis=0)
+    circles = CircleFits(
+        centre_mm=centre[None],
+        radius_mm=np.array([8.0]),
+        rms_mm=np.array([0.5]),
+        inliers=~none,
+        arc_fraction=np.array([0.6]),
+        centre_sigma_mm=np.array([0.2]),
+        ok=np.ones(1, dtype=bool),
+    )
+    rims = _Rims(
+        points_mm=points_mm[None].copy(),
+        weight=np.ones((1, n_rays)),
+        foreign=none,
+        foreign_colour=np.full((1, n_rays), -1, dtype=np.int8),
+        covered=none,
+        runs_out=np.zeros(1),
+        run_axis=np.array([[1.0, 0.0]]),
+        wink_colour=np.array([[0.2, 0.5, 0.5]]),
+        own_fraction=np.ones(1),
+        felt_fraction=np.zeros(1),
+        pot_hidden=none,
+    )
+    return circles, rims
+
+
+def _arc_mm(centre_mm, radius_mm: float, from_deg: float, to_deg: float) -> np.ndarray:
+    """18 points on a circle's arc, (18, 2) mm."""
+    angle = np.radians(np.linspace(from_deg, to_deg, 18))
+    return np.asarray(centre_mm) + radius_mm * np.column_stack([np.cos(angle), np.sin(angle)])
+
+
+@pytest.mark.parametrize(
+    ("points", "traces"),
+    [
+        # a wink touching the pot's foot: its visible rim, away from the pot
+        (_arc_mm((27.0, 0.0), 8.0, -120.0, 120.0), False),
+        # the same wink's whole rim: it meets the pot's circles at a few points only
+        (_arc_mm((27.0, 0.0), 8.0, 0.0, 340.0), False),
+        # a lit crescent of the pot's wall: an arc of the top rim as seen from above
+        (_arc_mm((0.0, 0.0), 24.0 * 1600.0 / (1600.0 - 38.0), -30.0, 30.0), True),
+        # colour cut off by the pot's foot: an arc of the base circle
+        (_arc_mm((0.0, 0.0), 19.0, 60.0, 120.0), True),
+        # a wink far from the pot
+        (_arc_mm((300.0, 100.0), 8.0, 0.0, 340.0), False),
+    ],
+)
+def test_a_fit_along_the_pots_rim_or_foot_traces_the_pot_not_a_wink(points, traces: bool) -> None:
+    circles, rims = _fit_on_points(points)
+    camera = camera_at((0.0, 0.0, 1600.0))
+    assert _traces_pot_outline(circles, rims, camera, np.array([0.0])).tolist() == [traces]
+
+
+def test_the_pots_rim_is_looked_for_where_the_camera_sees_it() -> None:
+    # From a camera off to one side the top rim, 38 mm up, lies on the mat
+    # moved away from the camera: an arc of it there traces the pot, and the
+    # same arc round the pot's axis does not.
+    camera = camera_at((600.0, 0.0, 1500.0))
+    scale = 1500.0 / (1500.0 - 38.0)
+    seen_centre = np.array([600.0, 0.0]) * (1.0 - scale)
+    on_seen_rim = _arc_mm(seen_centre, 24.0 * scale, 150.0, 210.0)
+    on_axis_rim = _arc_mm((0.0, 0.0), 26.5, 150.0, 210.0)
+    for points, traces in ((on_seen_rim, True), (on_axis_rim, False)):
+        circles, rims = _fit_on_points(points)
+        assert _traces_pot_outline(circles, rims, camera, np.array([0.0])).tolist() == [traces]
