@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
+from rules.board import MAT_WIDTH_MM
 from service.outputs import check_output_path, write_image_atomic
 from service.photos import NoLens, PhotoLens, load_photo, naming_photo, photo_lens
 from vision.review import Verdict, combine, review_photo
@@ -188,6 +189,14 @@ WEBCAM_MAX_WIDTH_PX = 2600
 #: 5-12 s at 1920 px), and at 960 px a whole mat's fit can miss its tolerance.
 MAT_PROBE_WIDTH_PX = 1280
 
+#: A close-up whose own scale says it spans less than this fraction of the
+#: mat's width is not looked over for a whole mat: a photo with the whole mat
+#: in view spans at least its width (914 mm, upright), and the close-up's
+#: scale is not off by half as much again (a large wink read as a small, or
+#: a pile as one wink, is off by 1.4-1.5 times). Close-ups taken 15-40 cm
+#: away span about 150-550 mm.
+CLOSEUP_FIELD_OF_MAT_WIDTH = 0.5
+
 
 def _mat_verdict(
     image: npt.NDArray[np.uint8],
@@ -216,6 +225,20 @@ def _mat_verdict(
     return verdict_from_frame(analysis, calibration.camera, pair=pair, near_xy_px=near_xy_px)
 
 
+def _too_near_for_a_mat(closeup: Verdict, image: npt.NDArray[np.uint8]) -> bool:
+    """Whether the close-up's own scale rules out a whole mat in the photo.
+
+    Parameters
+    ----------
+    closeup : Verdict
+        The photo read as a close-up; its ``mm_per_px`` is the mat plane's scale.
+    image : (h, w, 3) ndarray of uint8
+        The photo.
+    """
+    field_mm = image.shape[1] * closeup.mm_per_px
+    return bool(field_mm < CLOSEUP_FIELD_OF_MAT_WIDTH * MAT_WIDTH_MM)
+
+
 def review_any(
     image: npt.NDArray[np.uint8],
     *,
@@ -234,7 +257,9 @@ def review_any(
     close-up's scale, or cannot call it, the photo may show the whole mat after
     all (a phone's photo of it: its winks are too small for the close-up
     reader, which then sees a pile as one wink); if a mat is found, its
-    calibration decides.
+    calibration decides. Not when the close-up's own scale says the photo
+    spans too little of the mat for all of it to be in view: the search would
+    only cost time (2-4 s on a cluttered close-up).
     """
     if image.shape[1] <= WEBCAM_MAX_WIDTH_PX:
         verdict = _mat_verdict(image, pair=pair, near_xy_px=near_xy_px)
@@ -248,7 +273,7 @@ def review_any(
         if verdict is None:
             raise closeup_error from None
         return verdict
-    if closeup.squopped is not None:
+    if closeup.squopped is not None or _too_near_for_a_mat(closeup, image):
         return closeup
     try:
         verdict = _mat_verdict(image, pair=pair, near_xy_px=near_xy_px)

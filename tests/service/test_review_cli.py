@@ -296,3 +296,37 @@ def test_json_tells_too_close_to_call_from_an_overlap_whose_top_is_unseen(
     out = verdict_json(verdict)
     assert out["too_close_to_call"] is too_close
     assert out["overlapping"] is overlapping
+
+
+@pytest.mark.parametrize(
+    ("mm_per_px", "probed"),
+    [
+        # a close-up 30 cm away: 4032 px span about 300 mm, no whole mat can be in view
+        (0.075, False),
+        # the widest close-up, 40 cm away: about 540 mm, still under half the mat's width
+        (0.11, False),
+        # a photo whose winks give a scale of 1000 mm across: it may hold a whole mat (upright)
+        (0.25, True),
+    ],
+)
+def test_a_close_up_too_close_to_call_is_looked_over_for_a_mat_only_if_one_could_be_in_view(
+    monkeypatch: pytest.MonkeyPatch, mm_per_px: float, probed: bool
+) -> None:
+    from dataclasses import replace
+
+    import service.commands.review as review_command
+
+    closeup = replace(_verdict(None, None, 0.2), mm_per_px=mm_per_px)
+    from_mat = _verdict(True, "W2", 1.5)
+    asked: list[bool] = []
+
+    def mat_verdict(image, **_: object):
+        asked.append(True)
+        return from_mat
+
+    monkeypatch.setattr(review_command, "review_photo", lambda image, **_: closeup)
+    monkeypatch.setattr(review_command, "_mat_verdict", mat_verdict)
+    photo = np.zeros((3024, 4032, 3), dtype=np.uint8)
+    verdict = review_command.review_any(photo)
+    assert bool(asked) is probed
+    assert verdict is (from_mat if probed else closeup)
