@@ -2175,21 +2175,40 @@ POT_OUTLINE_FRACTION = 0.5
 def _traces_pot_outline(
     circles: CircleFits, rims: _Rims, camera: CameraModel, plane_z_mm: FloatArray
 ) -> npt.NDArray[np.bool_]:
-    """(n,) whether most of each fit's rim points lie on the pot's outline.
+    """(n,) whether at least half of each fit's inlier rim points lie on the pot's outline.
 
     The pot's top rim, seen from the camera, lies on the wink's plane as a
     circle moved away from the camera and a little enlarged; its foot is
     the base circle. A wink touching the pot crosses those circles only at
     a few points; an arc of the pot's own edge (its lit wall, a tinted
     crescent, or a potted wink's colour cut off by the wall) lies along one.
+    (Seen far off vertical, the pot's outline also has the two straight
+    sides between foot and rim; an arc along those is not caught here.)
+
+    Parameters
+    ----------
+    circles : CircleFits
+        ``n`` fits; their ``inliers`` (n, rays) say which rim points count.
+    rims : _Rims
+        The same fits' rays; ``points_mm`` (n, rays, 2) are the rim points, mat mm.
+    camera : CameraModel
+        Where the camera stands, which moves the pot's top rim as seen.
+    plane_z_mm : (n,) ndarray of float
+        Each fit's plane height, mm.
+
+    Returns
+    -------
+    (n,) ndarray of bool
+        True where the fit traces the pot's outline (:data:`POT_OUTLINE_FRACTION`).
     """
     n = len(plane_z_mm)
     if n == 0:
         return np.zeros(0, dtype=bool)
     cam = camera.position_mm
-    scale_top = (cam[2] - plane_z_mm) / np.maximum(cam[2] - POT_HEIGHT_MM, 1.0)  # (n,)
-    top_centre = cam[:2] * (1.0 - scale_top[:, None])  # (n, 2)
-    top_r = POT_TOP_DIAMETER_MM / 2 * scale_top
+    # The top rim, 38 mm up, projected along the camera's rays onto each plane.
+    rim_to_plane = (cam[2] - plane_z_mm) / np.maximum(cam[2] - POT_HEIGHT_MM, 1.0)  # (n,)
+    top_centre = cam[:2] * (1.0 - rim_to_plane[:, None])  # (n, 2)
+    top_r = POT_TOP_DIAMETER_MM / 2 * rim_to_plane
     points = rims.points_mm  # (n, rays, 2)
     from_top = _length_xy(points - top_centre[:, None, :]) - top_r[:, None]
     from_foot = _length_xy(points) - POT_BASE_DIAMETER_MM / 2
@@ -3370,6 +3389,23 @@ def _refit_seeds(
     fit they give must pass the same tests. Not at the mat's edge or by the
     pot, where the table's and the pot's edges fit a wink-sized arc and the
     second pass is what rejects them.
+
+    Parameters
+    ----------
+    fits : _Fits
+        The fits of ``seeds``, one row each.
+    seeds : list of _Seed
+        The seeds fitted.
+    camera : CameraModel
+        For where the pot stands in view.
+    plane_z_mm : (n,) ndarray of float
+        Each seed's plane height, mm.
+
+    Returns
+    -------
+    list of _Seed
+        New seeds, of the failed seeds' colours, placed by geometry (no
+        view pixel).
     """
     centre = fits.circles.centre_mm
     start = np.array([s.mat_xy_mm for s in seeds]).reshape(-1, 2)

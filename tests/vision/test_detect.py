@@ -1645,6 +1645,26 @@ def test_the_blur_round_a_red_wink_on_green_felt_is_not_a_yellow_wink(generated_
     assert [c.value for c in found.colour[near]] == ["red"]
 
 
+def test_a_potted_winks_colour_through_a_translucent_wall_is_no_wink_beside_the_pot(
+    generated_frames,
+) -> None:
+    # Overhead seed 35015: a blue translucent pot with a green wink in it.
+    # The green showing through the wall was fitted as a small green wink
+    # just outside the pot's foot, along the pot's outline.
+    camera, truth, image = generated_frames(35015)
+    found = detect_winks(image, camera)
+    lying = np.array([w.mat_xy_mm for w in truth.winks if w.status is not WinkStatus.POTTED])
+    from_axis = np.hypot(*found.mat_xy_mm.T)
+    beside = (from_axis >= 19.0) & (from_axis < 45.0)
+    to_truth = np.hypot(*(found.mat_xy_mm[:, None, :] - lying[None]).transpose(2, 0, 1)).min(1)
+    assert not (beside & (to_truth > 5.0)).any()
+    # ... while the wink that touches the pot's foot is still found.
+    touching = [w for w in truth.winks if w.status is WinkStatus.FREE and w.pot_gap_mm is not None]
+    assert touching
+    for wink in touching:
+        assert np.hypot(*(found.mat_xy_mm - np.asarray(wink.mat_xy_mm)).T).min() < 2.0
+
+
 def test_pot_shadow_lookup_reads_the_nearest_pixel_and_nothing_beyond_the_mask() -> None:
     # The known answer: the mask at the rounded row and column where within
     # it, False beyond (indexing by rows and columns, as first written).
