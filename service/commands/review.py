@@ -192,9 +192,9 @@ MAT_PROBE_WIDTH_PX = 1280
 #: A close-up whose own scale says it spans less than this fraction of the
 #: mat's width is not looked over for a whole mat: a photo with the whole mat
 #: in view spans at least its width (914 mm, upright), and the close-up's
-#: scale is not off by half as much again (a large wink read as a small, or
-#: a pile as one wink, is off by 1.4-1.5 times). Close-ups taken 15-40 cm
-#: away span about 150-550 mm.
+#: scale is not off by twice (a large wink read as a small, or a pile as one
+#: wink, is off by 1.4-1.5 times). Close-ups taken 15-40 cm away span about
+#: 150-550 mm: those up to about 450 mm (33 cm away) are not searched.
 CLOSEUP_FIELD_OF_MAT_WIDTH = 0.5
 
 
@@ -234,6 +234,12 @@ def _too_near_for_a_mat(closeup: Verdict, image: npt.NDArray[np.uint8]) -> bool:
         The photo read as a close-up; its ``mm_per_px`` is the mat plane's scale.
     image : (h, w, 3) ndarray of uint8
         The photo.
+
+    Returns
+    -------
+    bool
+        True when the photo spans under :data:`CLOSEUP_FIELD_OF_MAT_WIDTH` of
+        the mat's width at the close-up's scale.
     """
     field_mm = image.shape[1] * closeup.mm_per_px
     return bool(field_mm < CLOSEUP_FIELD_OF_MAT_WIDTH * MAT_WIDTH_MM)

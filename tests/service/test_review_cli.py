@@ -303,8 +303,10 @@ def test_json_tells_too_close_to_call_from_an_overlap_whose_top_is_unseen(
     [
         # a close-up 30 cm away: 4032 px span about 300 mm, no whole mat can be in view
         (0.075, False),
-        # the widest close-up, 40 cm away: about 540 mm, still under half the mat's width
+        # about 33 cm away: 443 mm, still under half the mat's width (457 mm)
         (0.11, False),
+        # 40 cm away, 484 mm: over half the mat's width, so a mat is still looked for
+        (0.12, True),
         # a photo whose winks give a scale of 1000 mm across: it may hold a whole mat (upright)
         (0.25, True),
     ],
