@@ -2051,6 +2051,34 @@ class _PotShadow:
 _POT_CACHE: OrderedDict[str, _PotShadow | None] = OrderedDict()
 
 
+def _pot_circle_seen(
+    camera_mm: FloatArray, radius_mm: float, height_mm: float, plane_z_mm: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """A horizontal circle about the pot's axis, as the camera sees it on each plane.
+
+    Parameters
+    ----------
+    camera_mm : (3,) ndarray of float
+        The camera's centre, mat mm (z up); above ``height_mm``.
+    radius_mm : float
+        The circle's radius, mm.
+    height_mm : float
+        Its height above the mat, mm (the pot's top rim: 38 mm).
+    plane_z_mm : (n,) ndarray of float
+        The planes it is seen on, mm.
+
+    Returns
+    -------
+    centre_mm : (n, 2) ndarray of float
+        Each plane's circle's centre, moved away from the camera.
+    radius_mm : (n,) ndarray of float
+        Its radius, enlarged as the plane lies farther from the camera.
+    """
+    # Along the camera's rays: X_plane = C + (X - C) (C_z - z) / (C_z - h).
+    scale = (camera_mm[2] - plane_z_mm) / np.maximum(camera_mm[2] - height_mm, 1.0)
+    return camera_mm[:2] * (1.0 - scale[:, None]), radius_mm * scale
+
+
 def _pot_shadow(camera: CameraModel) -> _PotShadow | None:
     """The pot's plan masks for this camera (cached), or None when the camera is not above it."""
     key = _camera_key(camera)
@@ -2066,8 +2094,8 @@ def _pot_shadow(camera: CameraModel) -> _PotShadow | None:
 
         def shadow(radius_mm: float, z_mm: float) -> FloatArray:
             """A horizontal circle about the pot's axis, seen on the plane from the camera."""
-            scale = (cam[2] - plane_z) / (cam[2] - z_mm)
-            return np.asarray(cam[:2] + (ring * radius_mm - cam[:2]) * scale)
+            centre, radius = _pot_circle_seen(cam, radius_mm, z_mm, np.array([plane_z]))
+            return np.asarray(centre[0] + ring * radius[0])
 
         # The wall where it meets the plane (the part below hides nothing).
         flare = (POT_TOP_DIAMETER_MM - POT_BASE_DIAMETER_MM) / 2 / POT_HEIGHT_MM
@@ -2204,11 +2232,9 @@ def _traces_pot_outline(
     n = len(plane_z_mm)
     if n == 0:
         return np.zeros(0, dtype=bool)
-    cam = camera.position_mm
-    # The top rim, 38 mm up, projected along the camera's rays onto each plane.
-    rim_to_plane = (cam[2] - plane_z_mm) / np.maximum(cam[2] - POT_HEIGHT_MM, 1.0)  # (n,)
-    top_centre = cam[:2] * (1.0 - rim_to_plane[:, None])  # (n, 2)
-    top_r = POT_TOP_DIAMETER_MM / 2 * rim_to_plane
+    top_centre, top_r = _pot_circle_seen(
+        camera.position_mm, POT_TOP_DIAMETER_MM / 2, POT_HEIGHT_MM, plane_z_mm
+    )
     points = rims.points_mm  # (n, rays, 2)
     from_top = _length_xy(points - top_centre[:, None, :]) - top_r[:, None]
     from_foot = _length_xy(points) - POT_BASE_DIAMETER_MM / 2
@@ -3411,7 +3437,8 @@ def _refit_seeds(
     start = np.array([s.mat_xy_mm for s in seeds]).reshape(-1, 2)
     moved = _length_xy(centre - start) >= SAME_SEED_MM
     rows = np.flatnonzero(
-        ~fits.ok & moved & (fits.circles.arc_fraction >= REFIT_MIN_ARC) & np.isfinite(centre).all(1)
+        # (A NaN centre or arc compares False: no seed from a fit that did not converge.)
+        ~fits.ok & moved & (fits.circles.arc_fraction >= REFIT_MIN_ARC)
     )
     rows = rows[
         ~_near_mat_edge(centre[rows], FALLBACK_EDGE_MM)
