@@ -1159,6 +1159,58 @@ _SIZE_RATIOS = (
 )
 
 
+def _distances_and_normals(
+    template: ImageEllipse, centre_xy_px: FloatArray, pts: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """``distance_px`` and ``outward_normals`` of ``pts`` for ``template`` moved to a centre.
+
+    The same arithmetic as those two methods of an :class:`ImageEllipse` with
+    ``template``'s axes and angle centred at ``centre_xy_px``, the points
+    turned into its frame once for both: the centre fit asks for both at
+    every step, hundreds of times a photo.
+
+    Parameters
+    ----------
+    template : ImageEllipse
+    centre_xy_px : (2,) ndarray
+    pts : (n, 2) float64 ndarray
+
+    Returns
+    -------
+    distances : (n,) ndarray, pixels
+    normals : (n, 2) ndarray
+    """
+    a, b = template.semi_axes_px
+    c, s = math.cos(template.angle_rad), math.sin(template.angle_rad)
+    d = pts - np.asarray((float(centre_xy_px[0]), float(centre_xy_px[1])))
+    x = d[:, 0] * c + d[:, 1] * s
+    y = -d[:, 0] * s + d[:, 1] * c
+    ux, uy = x / a, y / b
+    rho = np.hypot(ux, uy)
+    cos_t, sin_t = ux / np.maximum(rho, 1e-12), uy / np.maximum(rho, 1e-12)
+    distances = (rho - 1.0) * np.hypot(a * cos_t, b * sin_t)
+    nx, ny = x / (a * a), y / (b * b)
+    norm = np.maximum(np.hypot(nx, ny), 1e-12)
+    normals = np.column_stack([(nx * c - ny * s) / norm, (nx * s + ny * c) / norm])
+    return distances, normals
+
+
+def _condition_2x2(m: FloatArray) -> float:
+    """``np.linalg.cond(m)`` of a (2, 2) matrix: its largest singular value over its least.
+
+    In closed form (the largest squared singular value over the absolute
+    determinant), without an SVD's call: the centre fit asks it at every step.
+    Within rounding of numpy's; a singular matrix gives infinity.
+    """
+    p, q, r, t = float(m[0, 0]), float(m[0, 1]), float(m[1, 0]), float(m[1, 1])
+    total = p * p + q * q + r * r + t * t
+    spread = math.hypot(p * p + q * q - r * r - t * t, 2.0 * (p * r + q * t))
+    det = abs(p * t - q * r)
+    if det == 0.0:
+        return math.inf
+    return 0.5 * (total + spread) / det
+
+
 def _centre_with_shape(template: ImageEllipse, pts: FloatArray, start_xy: FloatArray) -> FloatArray:
     """The centre that puts ``pts`` on an ellipse of ``template``'s axes and angle.
 
@@ -1184,17 +1236,14 @@ def _centre_with_shape(template: ImageEllipse, pts: FloatArray, start_xy: FloatA
     """
     centre = np.asarray(start_xy, dtype=np.float64)
     max_step_px = 0.5 * template.semi_axes_px[1]
+    pts = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
     for _ in range(20):
-        e = ImageEllipse(
-            (float(centre[0]), float(centre[1])), template.semi_axes_px, template.angle_rad
-        )
-        d = e.distance_px(pts)
-        n = e.outward_normals(pts)
+        d, n = _distances_and_normals(template, centre, pts)
         w = 1.0 / np.maximum(1.0, np.abs(d) / 2.0)
         a = (n * w[:, None]).T @ n
         # All the points' normals alike (a short straight stretch): the
         # centre is not fixed along it.
-        if np.linalg.cond(a) > 1e6:
+        if _condition_2x2(a) > 1e6:
             break
         step = np.linalg.solve(a, (n * (w * d)[:, None]).sum(axis=0))
         length = float(np.hypot(*step))
@@ -1350,41 +1399,54 @@ def _winks_in_blob(
         .reshape(3)
         .astype(np.float64)
     )
-    bgr = roi_bgr.astype(np.float32)
-    delta = bgr - felt_bgr.astype(np.float32)
+    # Each channel's difference from the felt as one contiguous row (B, G, R):
+    # medians along a row, and _unmix's products, read these faster than the
+    # columns of an (h, w, 3) map (the same float32 values).
+    felt_f32 = felt_bgr.astype(np.float32)
+    shape_hw = roi_bgr.shape[:2]
+    delta_rows = np.empty((3, shape_hw[0] * shape_hw[1]), dtype=np.float32)
+    for c, plane in enumerate(cv2.split(roi_bgr)):
+        np.subtract(plane.reshape(-1), felt_f32[c], out=delta_rows[c], dtype=np.float32)
     solid = dist > _SOLID_THRESHOLD
     # Interior pixels only (away from edges), to learn each colour's look.
-    grad = cv2.morphologyEx(dist.astype(np.float32), cv2.MORPH_GRADIENT, np.ones((5, 5), np.uint8))
+    grad = cv2.morphologyEx(dist, cv2.MORPH_GRADIENT, np.ones((5, 5), np.uint8))
     solid &= grad < 0.5 * dist
     if solid.sum() < 200:
         return []
-    # Flat indices and take: boolean indexing of an (h, w, 3) map by an (h, w)
-    # mask was ~6x slower on a pot's million pixels, for the same rows.
+    # Flat indices and take, a* and b* one array each: boolean indexing of an
+    # (h, w, 3) map by an (h, w) mask was ~6x slower on a pot's million
+    # pixels, and numpy works down a long array faster than along (n, 2) rows.
     solid_at = np.flatnonzero(solid)
-    lab_solid = lab.reshape(-1, 3).take(solid_at, axis=0)
-    d_ab = lab_solid[:, 1:] - felt_lab[1:]
+    lab_flat = lab.reshape(-1)
+    a_solid, b_solid = lab_flat.take(3 * solid_at + 1), lab_flat.take(3 * solid_at + 2)
+    d_a, d_b = a_solid - felt_lab[1], b_solid - felt_lab[2]
     # A wink of the felt's own hue (green on green felt) differs from the felt
     # only in shade and saturation, so the hue of the difference can point
     # anywhere (a paler green wink looks "red"). Where the pixel itself is
     # clearly coloured its own hue decides.
-    own_ab = lab_solid[:, 1:] - 128.0
-    own_chroma = np.hypot(own_ab[:, 0], own_ab[:, 1])
-    hue_ab = np.where((own_chroma >= _OWN_HUE_CHROMA)[:, None], own_ab, d_ab)
-    chroma = np.hypot(d_ab[:, 0], d_ab[:, 1])
+    own_a, own_b = a_solid - 128.0, b_solid - 128.0
+    own_hue = np.hypot(own_a, own_b) >= _OWN_HUE_CHROMA
+    hue_a, hue_b = np.where(own_hue, own_a, d_a), np.where(own_hue, own_b, d_b)
+    chroma = np.hypot(d_a, d_b)
     names = list(_HUE_DEG)
     # The nearest colour's hue is the one with the largest cosine to the
     # pixel's (a*, b*) direction: the same as the least angle, without angles.
-    hue_unit = np.array(
-        [[math.cos(math.radians(_HUE_DEG[c])), math.sin(math.radians(_HUE_DEG[c]))] for c in names],
-        dtype=np.float32,
-    )
-    cls = np.argmax(hue_ab @ hue_unit.T, axis=1)
+    # The first of equal cosines wins, as with argmax.
+    cls = np.zeros(len(solid_at), dtype=np.intp)
+    best: FloatArray | None = None
+    for k, c in enumerate(names):
+        unit = np.array(
+            [math.cos(math.radians(_HUE_DEG[c])), math.sin(math.radians(_HUE_DEG[c]))],
+            dtype=np.float32,
+        )
+        cosine = hue_a * unit[0] + hue_b * unit[1]
+        if best is None:
+            best = cosine
+        else:
+            cls[cosine > best] = k
+            np.maximum(best, cosine, out=best)
     cls[chroma < 4.0] = -1
     min_px = max(300, int(0.02 * len(solid_at)))
-    delta_flat = delta.reshape(-1, 3)
-    # Channels as contiguous rows: a median along a long row is faster than
-    # down the columns of an (n, 3) array, and takes the same values.
-    delta_rows = np.ascontiguousarray(delta_flat.T)
     present = []
     for k, colour in enumerate(names):
         here_at = solid_at[cls == k]
@@ -1403,16 +1465,18 @@ def _winks_in_blob(
     # Unmixed a little wider than used, so the blur below sees true values at the edge.
     unmixed = cv2.dilate(solid_u8, np.ones((13, 13), np.uint8)).astype(bool)
     unmixed_at = np.flatnonzero(unmixed)
-    mixed = _unmix(delta_flat.take(unmixed_at, axis=0), np.column_stack(basis).astype(np.float32))
+    # Passed as the transpose of contiguous channel rows: _unmix multiplies by
+    # delta.T, which BLAS then reads as it lies (a third faster on a pot's blob).
+    mixed = _unmix(delta_rows.take(unmixed_at, axis=1).T, np.column_stack(basis).astype(np.float32))
     # One contiguous map per colour: each is blurred and traced on its own, and
     # scattering into, summing and copying out of an (h, w, k) stack took longer.
-    shares = np.zeros((len(basis), *delta.shape[:2]), dtype=np.float32)
+    shares = np.zeros((len(basis), *shape_hw), dtype=np.float32)
     for c in range(len(basis)):
         shares[c].reshape(-1)[unmixed_at] = mixed[:, c]
 
     # Share of any wink colour (not the shadow term): 1 on winks, 0 on the felt.
     # Summed from zero, as numpy's sum does, so even the sign of a zero is the same.
-    total_share = np.zeros(delta.shape[:2], dtype=np.float32)
+    total_share = np.zeros(shape_hw, dtype=np.float32)
     for c in range(len(present)):
         total_share += shares[c]
     covered = cv2.GaussianBlur(total_share, (0, 0), 0.8)

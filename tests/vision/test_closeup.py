@@ -10,6 +10,8 @@ from skimage import measure
 from vision.closeup import (
     UNMIX_MAX_CONDITION,
     ImageEllipse,
+    _condition_2x2,
+    _distances_and_normals,
     _find_contours,
     _fit_ellipses_direct,
     _RimIndex,
@@ -150,6 +152,52 @@ def test_unmix_of_two_alike_colours_and_a_shadow_stays_the_exact_mix():
     delta = np.random.default_rng(6).normal(0.0, 30.0, (50, 3)).astype(np.float32)
     mix = np.linalg.pinv(basis).astype(np.float32)
     assert np.array_equal(_unmix(delta, basis), delta @ mix.T)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_unmix_of_channel_rows_passed_transposed_is_that_of_the_pixels(k):
+    # The close-up reader hands _unmix its contiguous channel rows, transposed.
+    rng = np.random.default_rng(8)
+    basis = rng.normal(0.0, 60.0, (3, k)).astype(np.float32)
+    delta = rng.normal(0.0, 40.0, (50_001, 3)).astype(np.float32)
+    rows = np.ascontiguousarray(delta.T)
+    assert np.array_equal(_unmix(rows.T, basis), _unmix(delta, basis))
+
+
+def test_distances_and_normals_are_those_of_the_moved_ellipse():
+    rng = np.random.default_rng(9)
+    pts = rng.uniform(0.0, 600.0, (500, 2))
+    for _ in range(20):
+        template = ImageEllipse(
+            tuple(rng.uniform(0.0, 600.0, 2)),
+            (float(rng.uniform(40.0, 300.0)), float(rng.uniform(20.0, 40.0))),
+            float(rng.uniform(-np.pi, np.pi)),
+        )
+        centre = rng.uniform(100.0, 500.0, 2)
+        moved = ImageEllipse(
+            (float(centre[0]), float(centre[1])), template.semi_axes_px, template.angle_rad
+        )
+        distances, normals = _distances_and_normals(template, centre, pts)
+        assert np.array_equal(distances, moved.distance_px(pts))
+        assert np.array_equal(normals, moved.outward_normals(pts))
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        [[3.0, 1.0], [1.0, 2.0]],  # a well-conditioned normal matrix
+        [[1.0, 0.0], [0.0, 1e-7]],  # nearly singular: above the centre fit's 1e6 bar
+        [[2.0, 2.0 + 1e-9], [2.0, 2.0]],  # all normals alike, rounded
+        [[-4.0, 7.0], [0.5, 3.0]],  # not symmetric
+    ],
+)
+def test_condition_of_a_2x2_matrix_is_numpys(matrix):
+    m = np.array(matrix)
+    np.testing.assert_allclose(_condition_2x2(m), np.linalg.cond(m), rtol=1e-6)
+
+
+def test_condition_of_a_singular_2x2_matrix_is_infinite():
+    assert _condition_2x2(np.array([[1.0, 2.0], [2.0, 4.0]])) == np.inf
 
 
 def test_rim_points_near_an_ellipse_are_those_found_by_testing_every_point():
