@@ -19,7 +19,8 @@ import math
 import queue
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from calibration.check import camera_moved
 from calibration.result import MatPartlyOutOfFrameError, NoMatFoundError
 from rules.board import Colour
 from rules.engine import Game, replay_record
@@ -55,6 +57,11 @@ from vision.pipeline import StillCameraAnalyzer
 PHOTO_INTERVAL_S = 30.0
 #: A still view of a video or camera is the mean of at most this many still frames.
 STILL_SPELL_FRAMES = 8
+#: Still views the mat was not found in are kept, at most this many (the
+#: latest), to be judged once a later view finds it: a crowded corner can
+#: hide the mat's corner in the starting position itself, and the game
+#: would be lost from its first shot.
+EARLIER_VIEWS_KEPT = 16
 
 
 class WatchOptionsError(ValueError):
@@ -257,7 +264,7 @@ def run(
     # Photos are each taken at rest; a video or camera must show a still spell.
     still_s = 0.0 if photos else settle_s
 
-    first_frame, calibration, corners, notes = _calibrated_view(
+    first_frame, calibration, corners, notes, earlier = _calibrated_view(
         frames,
         calibration_path,
         settle_s=still_s,
@@ -296,9 +303,15 @@ def run(
     stopped = "the pictures ran out"
     spell = _StillSpell(photos=photos)
     try:
+        # Views before the one the mat was found in, from the same camera,
+        # are judged first, in turn (the starting position among them).
+        for view in earlier:
+            for item in referee.observe(view.frame, shot_began_s=view.motion_began_s):
+                say(item)
         # The picture the mat was found in was still: it is looked at at once.
         settler.start_settled(first_frame.image_bgr, first_frame.t_s)
-        for item in referee.observe(first_frame, shot_began_s=first_frame.t_s):
+        began_s = earlier[-1].next_motion_began_s if earlier else first_frame.t_s
+        for item in referee.observe(first_frame, shot_began_s=began_s):
             say(item)
         for frame in itertools.chain(frames, [None]):
             if frame is None:
@@ -393,6 +406,19 @@ class _StillSpell:
         return Frame(image_bgr=mean, t_s=pending.t_s, label=pending.label)
 
 
+@dataclass(frozen=True)
+class _EarlierView:
+    """A still view the mat was not found in, kept to be judged once it is.
+
+    ``motion_began_s`` is when the motion that ended in it began;
+    ``next_motion_began_s`` that of the next view (a shot's time, rule 17).
+    """
+
+    frame: Frame
+    motion_began_s: float | None
+    next_motion_began_s: float | None = None
+
+
 def _calibrated_view(
     frames: Iterator[Frame],
     calibration_path: Path | None,
@@ -400,15 +426,20 @@ def _calibrated_view(
     settle_s: float,
     source: str,
     emit: Callable[[str], None] | None,
-) -> tuple[Frame, Any, Any, tuple[str, ...]]:
-    """The first still picture the mat is found in, with its calibration, corners and notes.
+) -> tuple[Frame, Any, Any, tuple[str, ...], tuple[_EarlierView, ...]]:
+    """The first still view the mat is found in, its calibration, corners, notes, and views before.
 
     A video's or camera's view is the mean of a still spell
     (:class:`_StillSpell`), with a calibration file too. With
     ``calibration_path`` that is the first still view (checked against the
     file). Otherwise each view at rest is tried in turn, so that a hand over
     the mat at the start, or a camera still being set up, only delays the
-    start; ``emit`` (for a camera) is told why each try failed.
+    start; ``emit`` (for a camera) is told why each try failed. The views
+    tried before (at most :data:`EARLIER_VIEWS_KEPT`, the latest) that show
+    the mat where the calibration puts it (the camera had not moved,
+    :func:`calibration.check.camera_moved`) are returned, oldest first, to
+    be judged with it: the mat's edge may have been missed in the starting
+    position itself, and its view is needed to follow the game.
 
     Raises
     ------
@@ -425,6 +456,8 @@ def _calibrated_view(
     failure: ValueError | None = None
     said = ""
     spell = _StillSpell(photos=settle_s <= 0)
+    tried: collections.deque[_EarlierView] = collections.deque(maxlen=EARLIER_VIEWS_KEPT)
+    dropped = 0
     for frame in itertools.chain([first], frames, [None]):
         if frame is None:
             view = spell.flush()  # the pictures ran out: what there is will do
@@ -438,14 +471,27 @@ def _calibrated_view(
             return (
                 view,
                 *calibration_for_photo(view.image_bgr, Path(view.label), calibration_path),
+                (),
             )
         try:
-            return (view, *calibration_for_photo(view.image_bgr, Path(view.label), None))
+            calibration, corners, notes = calibration_for_photo(
+                view.image_bgr, Path(view.label), None
+            )
         except (NoMatFoundError, MatPartlyOutOfFrameError) as exc:
             failure = exc
             if emit is not None and str(exc) != said:
                 emit(f"Looking for the mat: {exc}; trying again when the picture is still.")
                 said = str(exc)
+            dropped += len(tried) == tried.maxlen
+            tried.append(_EarlierView(view, settler.motion_began_s))
+            continue
+        earlier = _views_of_this_camera(tried, calibration, settler.motion_began_s)
+        if tried:
+            notes = (
+                *notes,
+                _earlier_views_note(view, len(earlier), len(tried) - len(earlier), dropped),
+            )
+        return view, calibration, corners, notes, earlier
     if failure is None:
         raise WatchOptionsError(
             f"{source!r}: the picture was never still for {settle_s:g} s, so the mat could "
@@ -456,6 +502,45 @@ def _calibrated_view(
         f"{failure}; or calibrate once with 'winkref calibrate PHOTO -o calib.json' (which "
         "also takes the corners by hand) and watch with --calibration calib.json"
     ) from None
+
+
+def _views_of_this_camera(
+    tried: Iterable[_EarlierView], calibration: Any, found_began_s: float | None
+) -> tuple[_EarlierView, ...]:
+    """The views of ``tried`` that show the mat where ``calibration`` puts it.
+
+    Each is told when the motion before the next view began (the last, that
+    before the view the mat was found in: ``found_began_s``). A view from
+    before the camera was put where it now stands shows the mat elsewhere
+    (:func:`calibration.check.camera_moved`): it is not judged.
+    """
+    camera = getattr(calibration, "camera", calibration)
+    kept = [v for v in tried if camera_moved(v.frame.image_bgr, camera) is None]
+    began = [v.motion_began_s for v in kept[1:]] + [found_began_s] * bool(kept)
+    return tuple(
+        _EarlierView(v.frame, v.motion_began_s, next_began)
+        for v, next_began in zip(kept, began, strict=True)
+    )
+
+
+def _earlier_views_note(found: Frame, judged: int, moved: int, dropped: int) -> str:
+    """What the user is told of the still views before the mat was found."""
+    where = f"the still view at {found.t_s:.1f} s" if found.t_s else f"{found.label!r}"
+    text = f"the mat was first found in {where}"
+    parts = []
+    if judged:
+        views = f"{judged} still view{'s' if judged != 1 else ''}"
+        parts.append(
+            f"{views} before it {'are' if judged != 1 else 'is'} judged with its calibration"
+        )
+    if moved:
+        parts.append(
+            f"{moved} before it {'are' if moved != 1 else 'is'} not judged: "
+            "the mat is not where it shows in them (the camera was still being set up)"
+        )
+    if dropped:
+        parts.append(f"{dropped} older still view{'s' if dropped != 1 else ''} were not kept")
+    return text + ("; " + "; ".join(parts) if parts else "")
 
 
 #: What the keyboard does while a camera is watched.

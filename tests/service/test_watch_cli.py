@@ -321,9 +321,10 @@ def test_a_video_s_mat_is_looked_for_in_a_full_still_spell() -> None:
     from service.frames import video_frames
 
     frames = video_frames(GAME / "game.mp4")
-    frame, calibration, _, _ = _calibrated_view(
+    frame, calibration, _, _, earlier = _calibrated_view(
         frames, None, settle_s=1.0, source="game.mp4", emit=None
     )
+    assert earlier == ()
     fps = json.loads((GAME / "video.json").read_text())["fps"]
     # The game's video holds its first position still from its first frame.
     assert frame.t_s == pytest.approx((STILL_SPELL_FRAMES - 1) / fps)
@@ -340,9 +341,74 @@ def test_with_a_calibration_file_the_first_view_is_a_full_still_spell_too(tmp_pa
     calib = tmp_path / "calib.json"
     start = cv2.imread(str(GAME / "frame_000.jpg"))
     calib.write_text(json.dumps(calibrate(start).to_json_dict()))
-    frame, calibration, _, _ = _calibrated_view(
+    frame, calibration, _, _, _ = _calibrated_view(
         video_frames(GAME / "game.mp4"), calib, settle_s=1.0, source="game.mp4", emit=None
     )
     fps = json.loads((GAME / "video.json").read_text())["fps"]
     assert frame.t_s == pytest.approx((STILL_SPELL_FRAMES - 1) / fps)
     assert calibration.reprojection_rms_mm < 0.5
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_views_before_the_mat_was_found_are_judged_with_its_calibration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The starting position, where the mat was not found, is still seen, and the game followed.
+
+    (Generated game q3611: a wink by the mat's far edge in the starting
+    position kept its outline from fitting; once that wink was played the mat
+    was found, and the start was never seen.)
+    """
+    import service.commands.watch as watch_command
+    from calibration.result import NoMatFoundError
+
+    real = watch_command.calibration_for_photo
+    calls = []
+
+    def not_in_the_first(image, photo, calibration_path):  # type: ignore[no-untyped-def]
+        calls.append(photo)
+        if len(calls) == 1:
+            raise NoMatFoundError("no whole mat in view")
+        return real(image, photo, calibration_path)
+
+    monkeypatch.setattr(watch_command, "calibration_for_photo", not_in_the_first)
+    record_path = tmp_path / "game.json"
+    truth = load_record(GAME / "record.json")
+    result = runner.invoke(
+        app,
+        [
+            "watch",
+            str(GAME),
+            "--squidge-off",
+            truth.squidge_off_winner.value,
+            "--record",
+            str(record_path),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    notes = [line["text"] for line in lines if line["kind"] == "note"]
+    assert any("1 still view before it is judged with its calibration" in n for n in notes)
+    assert [line["kind"] for line in lines if line["kind"] != "note"][0] == "start"
+    seen = load_record(record_path)
+    assert [s.colour for s in seen.shots] == [s.colour for s in truth.shots]
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_a_view_from_before_the_camera_was_moved_is_not_judged() -> None:
+    from calibration import calibrate
+    from service.commands.watch import _EarlierView, _views_of_this_camera
+
+    start = cv2.imread(str(GAME / "frame_000.jpg"))
+    calibration = calibrate(start)
+    # The camera put 60 px to one side: the mat shows elsewhere.
+    moved = np.roll(start, 60, axis=1)
+    tried = [
+        _EarlierView(Frame(image_bgr=moved, t_s=1.0, label="moved"), 0.5),
+        _EarlierView(Frame(image_bgr=start, t_s=4.0, label="start"), 3.0),
+    ]
+    kept = _views_of_this_camera(tried, calibration, 6.0)
+    assert [v.frame.label for v in kept] == ["start"]
+    # The view is told when the motion before the view the mat was found in began.
+    assert kept[0].motion_began_s == 3.0 and kept[0].next_motion_began_s == 6.0
