@@ -277,6 +277,45 @@ def _replaced_off_winks(last: Board, moved: Sequence[str]) -> list[str]:
     return []
 
 
+def without_still_unplayed_squops(
+    board: Board, last: Board, changed_at: Callable[[Wink], bool]
+) -> Board:
+    """Rules 5.2, 8.2: no squop between two unplayed winks where the picture did not change.
+
+    A squop is made by a shot, and a shot moves the wink that lands on
+    another; two winks both unplayed in ``last`` whose places the picture
+    shows unchanged (where they lay and where they are read) did not move,
+    so a squop read between them is a misreading of a crowded corner
+    (generated game q3614: two small winks 3 mm apart behind the baseline,
+    read as one on the other, which made the next shot three winks "brought
+    into play" and no shot after it understood). It is dropped; the winks
+    then keep their last place and status (:func:`kept_still`).
+    """
+    before = last.by_id
+    now = board.by_id
+
+    def stayed(wid: str) -> bool:
+        was, wink = before.get(wid), now.get(wid)
+        return (
+            was is not None
+            and wink is not None
+            and was.status is WinkStatus.UNPLAYED
+            and not changed_at(was)
+            and not changed_at(wink)
+        )
+
+    winks = []
+    for wink in board.winks:
+        if wink.squops and stayed(wink.id):
+            kept = tuple(low for low in wink.squops if not stayed(low))
+            if kept != wink.squops:
+                wink = wink.with_squops(kept)
+        winks.append(wink)
+    if winks == list(board.winks):
+        return board
+    return board.with_winks(winks).with_tiddlies(None)
+
+
 def kept_still(board: Board, last: Board, changed_at: Callable[[Wink], bool]) -> Board:
     """A wink read as moved where the picture changed at neither place did not move.
 
@@ -518,6 +557,27 @@ def _steady(board: Board, last: Board, moved: Sequence[str]) -> Board:
     return board.with_winks(winks)
 
 
+def _misread_at_the_edge(wink: Wink, corners_mm: Mapping[Colour, Sequence[float]]) -> bool:
+    """Whether a wink read before the start is the mat's own edge, not a wink.
+
+    Rule 5.2 puts every wink behind a baseline at the start, so one read
+    off the mat with its outline at the mat's edge (``Doubt.EDGE``), and
+    behind no baseline, is the felt blurred into the table along the edge
+    (generated game q3613: a "green wink" across the long edge of green felt
+    in a video's view), not a wink. It is taken as not seen.
+    """
+    return (
+        wink.status is WinkStatus.OFF
+        and Doubt.EDGE in wink.doubts
+        and not _behind_a_baseline(wink, corners_mm)
+    )
+
+
+def _without_edge_misreadings(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) -> Board:
+    """The board before the start without the winks :func:`_misread_at_the_edge` finds."""
+    return board.with_winks([w for w in board.winks if not _misread_at_the_edge(w, corners_mm)])
+
+
 def _not_at_start(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) -> list[str]:
     """What keeps the board from being the starting position (rule 5.2), in words.
 
@@ -525,13 +585,16 @@ def _not_at_start(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) ->
     behind a baseline (a crowded corner misread). A wink not seen at all
     does not, when at least :data:`SEEN_AT_START` of its colour are
     seen behind the baseline: the detector misses the odd wink in a crowded
-    corner, and one that is there is found when it is played.
+    corner, and one that is there is found when it is played. Nor does one
+    read off the mat at its edge (:func:`_misread_at_the_edge`): it counts
+    as not seen.
     """
     said = []
     for colour in Colour:
         winks = board.of_colour(colour)
         # Counted potted only because it was not seen (none is potted yet).
         unseen = [w for w in winks if w.status is WinkStatus.POTTED and Doubt.INFERRED in w.doubts]
+        unseen += [w for w in winks if _misread_at_the_edge(w, corners_mm)]
         away = [
             w.id
             for w in winks
@@ -773,7 +836,10 @@ class Referee:
                     )
                     self._said.waiting_said = problems
                 return said
-            self._board, unseen = with_unseen_winks(as_starting_position(board), None)
+            corners = self.analyzer.context.corners_mm
+            self._board, unseen = with_unseen_winks(
+                as_starting_position(_without_edge_misreadings(board, corners)), None
+            )
             self._image = frame.image_bgr
             seen_text = (
                 "24 winks behind their baselines"
@@ -802,6 +868,7 @@ class Referee:
         board = analysis.board
         board = without_unseen_arrivals(board, self._board, changed_at)
         board, unseen = with_unseen_winks(board, self._board, changed_at)
+        board = without_still_unplayed_squops(board, self._board, changed_at)
         board = kept_still(board, self._board, changed_at)
         board = kept_unplayed(board, self._board)
         moved = _changed_winks(self._board, board)

@@ -29,6 +29,7 @@ from service.watch import (
     kept_still,
     kept_unplayed,
     with_unseen_winks,
+    without_still_unplayed_squops,
     without_unseen_arrivals,
 )
 from tests.rules.boardkit import apply, make_board
@@ -612,3 +613,79 @@ def test_a_pass_before_a_resumed_game_is_seen_keeps_the_clock() -> None:
     assert [a.event.type for a in said if a.event is not None] == [EventType.PASS]
     # The game clock runs on from the record's last shot (30 s), not from 0.
     assert referee.shots[-1].t >= 30.0
+
+
+def test_a_wink_read_off_at_the_mat_s_edge_does_not_hold_up_the_start() -> None:
+    """Rule 5.2: every wink starts behind a baseline (generated game q3613's video).
+
+    The felt blurred into the table along the mat's long edge was read as a
+    green wink crossing it; the start was never taken and no shot was seen.
+    """
+    camera = _Camera()
+    start = _placed_start()
+    phantom = start.wink("green-S4").with_status(WinkStatus.OFF).with_position(19.0, 452.0)
+    phantom = phantom.model_copy(update={"doubts": (Doubt.EDGE,)})
+    said = camera.see(start.with_wink(phantom))
+    assert _kinds(said) == [AnnouncementKind.START]
+    assert "green-S4 taken to be there too (not seen)" in said[0].text
+    # It is put behind its baseline, not left on the edge.
+    assert camera.referee._board is not None
+    assert camera.referee._board.wink("green-S4").status is WinkStatus.UNPLAYED
+    assert camera.referee._board.wink("green-S4").mat_xy != (19.0, 452.0)
+
+
+def test_a_wink_read_off_for_sure_still_holds_up_the_start() -> None:
+    # Off the mat beyond doubt: the game has begun, or a wink was knocked off.
+    camera = _Camera()
+    start = _placed_start()
+    off = start.wink("green-S4").with_status(WinkStatus.OFF).with_position(19.0, 470.0)
+    said = camera.see(start.with_wink(off))
+    assert _kinds(said) == [AnnouncementKind.WAITING]
+    assert "green-S4 not behind the baseline" in said[0].text
+
+
+@pytest.mark.parametrize(
+    ("changed", "kept"),
+    [
+        # The picture changed at neither: a crowded corner misread (generated game q3614).
+        (set(), ()),
+        # It changed where the upper wink is: a shot may have put it there.
+        ({"green-S1"}, ("green-S3",)),
+        # It changed where the lower wink is.
+        ({"green-S3"}, ("green-S3",)),
+    ],
+)
+def test_a_squop_between_two_unplayed_winks_that_did_not_move_is_a_misreading(
+    changed: set[str], kept: tuple[str, ...]
+) -> None:
+    last = _placed_start()
+    s1, s3 = last.wink("green-S1"), last.wink("green-S3")
+    board = last.with_winks(
+        [
+            *(w for w in last.winks if w.id not in ("green-S1", "green-S3")),
+            s1.with_status(WinkStatus.FREE).with_squops(["green-S3"]),
+            s3.with_status(WinkStatus.SQUOPPED),
+        ]
+    )
+    out = without_still_unplayed_squops(board, last, lambda wink: wink.id in changed)
+    assert out.wink("green-S1").squops == kept
+    # With the squop gone, the winks keep their last place and status.
+    if not kept:
+        still = kept_still(out, last, lambda wink: False)
+        assert still.wink("green-S1").status is WinkStatus.UNPLAYED
+        assert still.wink("green-S3").status is WinkStatus.UNPLAYED
+
+
+def test_a_squop_onto_an_unplayed_wink_by_a_played_wink_stands() -> None:
+    last = _placed_start()
+    board = last.with_winks(
+        [
+            *(w for w in last.winks if w.id not in ("blue-S1", "green-S3")),
+            last.wink("blue-S1").with_status(WinkStatus.FREE).with_squops(["green-S3"]),
+            last.wink("green-S3").with_status(WinkStatus.SQUOPPED),
+        ]
+    )
+    # blue-S1 was played before: it is not an unplayed wink that stayed put.
+    played = last.with_wink(last.wink("blue-S1").with_status(WinkStatus.FREE))
+    out = without_still_unplayed_squops(board, played, lambda wink: False)
+    assert out.wink("blue-S1").squops == ("green-S3",)
