@@ -454,6 +454,37 @@ def extra_unseen_detections(
     return drop
 
 
+class ResumeMismatchError(ValueError):
+    """The first picture of a resumed game cannot show the game as recorded."""
+
+
+#: A resumed game's first picture that shows this many winks, in play in the
+#: record, moved back behind their baselines is not that game's position.
+RESUME_BACK_IN_BAULK = 2
+
+
+def _played_back_in_baulk(board: Board, recorded: Board) -> list[str]:
+    """Ids of winks in play in ``recorded`` read unplayed in ``board``, away from their place.
+
+    Once played a wink stays in play (rule 3); one shot may put a wink back
+    behind a baseline, but two at once, in the picture a resumed game starts
+    from, is the game's video or photos watched again from its start (which
+    made up shots after the recorded ones).
+    """
+    before = recorded.by_id
+    back = []
+    for wink in board.winks:
+        was = before.get(wink.id)
+        if (
+            was is not None
+            and was.status is not WinkStatus.UNPLAYED
+            and wink.status is WinkStatus.UNPLAYED
+            and (was.mat_xy is None or wink.mat_xy is None or _apart_mm(wink, was) > MOVED_MM)
+        ):
+            back.append(wink.id)
+    return back
+
+
 def kept_unplayed(board: Board, last: Board) -> Board:
     """Rule 5.2, 10: a wink unplayed in ``last`` that has not moved is still unplayed.
 
@@ -813,6 +844,17 @@ class Referee:
             return said
         self._said.hidden_views = 0
         board = analysis.board
+        if self._resume_t is not None and self._board is not None:
+            back = _played_back_in_baulk(board, self._board)
+            if len(back) >= RESUME_BACK_IN_BAULK:
+                raise ResumeMismatchError(
+                    f"the first picture does not show the game as recorded after shot "
+                    f"{len(self.record.shots)}: {', '.join(back)}, in play in the record, "
+                    "lie behind their baselines as at the start (is this the game's video or "
+                    "folder from its beginning?); the record is left as it was: to watch this "
+                    "game from its start, give a new --record; to go on with the recorded one, "
+                    "watch the camera or pictures from where it stopped"
+                )
         if self._resume_t is not None:
             self._first_shot_s = frame.t_s - self._resume_t
             self._resume_t = None

@@ -180,6 +180,21 @@ def test_a_game_stopped_part_way_goes_on_with_resume(tmp_path: Path) -> None:
     assert [s.t for s in seen.shots] == [30.0 * k for k in range(len(truth.shots))]
 
 
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_a_game_resumed_from_its_own_start_is_refused_and_its_record_kept(tmp_path: Path) -> None:
+    """Watching the whole game's photos again with --resume made up shots after the real ones."""
+    record_path = tmp_path / "game.json"
+    whole = ["watch", str(GAME), "--squidge-off", "blue", "--record", str(record_path)]
+    assert runner.invoke(app, whole).exit_code == 0
+    saved = record_path.read_text()
+    result = runner.invoke(app, ["watch", str(GAME), "--resume", str(record_path)])
+    assert result.exit_code == 2, result.output
+    assert "does not show the game as recorded after shot" in result.output
+    assert "Traceback" not in result.output
+    # Not a shot was added: the record is as the first watch left it.
+    assert json.loads(record_path.read_text()) == json.loads(saved)
+
+
 @pytest.mark.parametrize(
     ("record", "extra", "expected"),
     [
