@@ -1011,7 +1011,7 @@ class Referee:
         for event in self.game.events[self._said.events :]:
             ended = event.type is EventType.GAME_END
             kind = AnnouncementKind.END if ended else AnnouncementKind.RULES
-            said.append(Announcement(kind, event_line(event), event.t, label, event))
+            said.append(Announcement(kind, event_line(event, first_shot=1), event.t, label, event))
         self._said.events = len(self.game.events)
         return said
 

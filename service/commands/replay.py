@@ -36,8 +36,14 @@ def _clock(t: float | None) -> str:
     return f"  {minutes:02d}:{seconds:02d}"
 
 
-def event_line(event: Event) -> str:
-    shot = "   " if event.shot is None else f"{event.shot:3d}"
+def event_line(event: Event, *, first_shot: int = 0) -> str:
+    """An announcement as one line: ``[shot]  clock  text``.
+
+    The shot is the record's index (``shots[i]``, as its errors say) unless
+    ``first_shot`` is 1: the live referee numbers shots from 1, as its
+    "Shot 5: ..." lines do.
+    """
+    shot = "   " if event.shot is None else f"{event.shot + first_shot:3d}"
     return f"[{shot}]{_clock(event.t)}  {event.text}"
 
 

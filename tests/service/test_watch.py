@@ -200,6 +200,10 @@ def test_a_squop_is_announced() -> None:
     said = camera.see(apply(board, squop={"green-L1": "blue-S1"}))
     types = [a.event.type for a in said if a.event is not None]
     assert EventType.SQUOPPED in types
+    # Its line carries the shot's number as the shot's own line says it.
+    assert said[0].text.startswith("Shot 2: green played")
+    squop = next(a for a in said if a.event is not None and a.event.type is EventType.SQUOPPED)
+    assert squop.text.startswith("[  2]")
 
 
 def test_an_off_wink_put_back_on_the_mat_is_not_a_shot() -> None:
