@@ -340,6 +340,8 @@ def run(
     with naming_photo(Path(source)):
         cal = calibrate(frame, corners_image_px=corner_px, dist_coeffs=dist_coeffs)
     drawn = draw_calibration(frame, cal)
+    # Said, so that a mistyped folder does not go unnoticed.
+    made = sorted({str(p.parent) for p in (picture, output) if not p.parent.exists()})
     # The picture first: when it cannot be written, the calibration file that
     # was there (perhaps another camera's) is still as it was.
     write_image_atomic(picture, drawn, option="--annotate", make_parent=True)
@@ -355,6 +357,7 @@ def run(
                 if dist_coeffs is not None
                 else []
             ),
+            *([f"made the folder{'s' if len(made) > 1 else ''} {', '.join(made)}"] if made else []),
             f"wrote {output} and {picture}",
         ]
     )

@@ -35,6 +35,8 @@ def test_calibrate_writes_the_file_and_a_picture_next_to_it(mat_photo, tmp_path:
     assert result.exit_code == 0, result.output
     assert "reprojection error: RMS" in result.output and " mm on the mat" in result.output
     assert "baselines found: 4/4" in result.output
+    # The folder did not exist: it is made, and said (a mistyped one shows).
+    assert f"made the folder {out.parent}" in result.output
     # An 800x450 picture of the whole mat is too coarse to see every wink: said at set-up.
     assert "mm a pixel at the mat's farthest corner (coarser than 2.2" in result.output
     cal = Calibration.from_json_dict(json.loads(out.read_text()))
