@@ -139,9 +139,31 @@ def calibration_for_photo(
             corners,
             calibration_notes(calibration, f"file {str(calibration_path)!r}"),
         )
-    with naming_photo(photo):
-        calibration = (calibrate or calibrate_from_photo)(image)
+    try:
+        with naming_photo(photo):
+            calibration = (calibrate or calibrate_from_photo)(image)
+    except ValueError as exc:
+        raise _with_corners_hint(exc) from None
     return calibration, None, calibration_notes(calibration)
+
+
+#: How a photo's corners are given by hand: calibration's advice names no command.
+CORNERS_HINT = (
+    " (with 'winkref calibrate PHOTO --corners x1,y1,x2,y2,x3,y3,x4,y4 -o calib.json', "
+    "then --calibration calib.json)"
+)
+
+
+def _with_corners_hint(exc: ValueError) -> ValueError:
+    """``exc`` with how to give the corners by hand, where its advice is to give them."""
+    text = str(exc)
+    if "corners by hand" not in text or "--corners" in text:
+        return exc
+    at = text.index("corners by hand") + len("corners by hand")
+    try:
+        return type(exc)(text[:at] + CORNERS_HINT + text[at:])
+    except TypeError:
+        return exc
 
 
 def _read_calibration(path: Path) -> tuple[Any, Mapping[Colour, tuple[float, float]] | None]:

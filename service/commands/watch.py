@@ -497,6 +497,8 @@ def _calibrated_view(
             f"{source!r}: the picture was never still for {settle_s:g} s, so the mat could "
             "not be looked for; give a shorter --settle, or a steadier camera"
         )
+    if "--corners" in str(failure):
+        raise failure from None  # it already says how to calibrate by hand
     # The class is kept, so that the command line adds its own hint too.
     raise type(failure)(
         f"{failure}; or calibrate once with 'winkref calibrate PHOTO -o calib.json' (which "

@@ -57,12 +57,16 @@ def test_table_output_lists_winks_and_tiddlies() -> None:
         # no mat where the calibration file puts one (the file's check now says it first)
         (["analyze", "{nomat}", "--calibration", "{truth}"], "does not show the mat"),
         (["analyze", "{nomat}"], "no mat found"),  # no mat, calibrating from the photo itself
+        # part of the mat out of frame: the corners by hand, with the command that takes them
+        (["analyze", "{partial}"], "'winkref calibrate PHOTO --corners x1,y1,x2,y2"),
+        (["count", "{partial}"], "then --calibration calib.json"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(args: list[str], message: str) -> None:
     image, truth = _sample("overhead_00101")
     nomat, _ = _sample("nomat_00101")
-    filled = [a.format(image=image, truth=truth, nomat=nomat) for a in args]
+    partial, _ = _sample("partial_00101")
+    filled = [a.format(image=image, truth=truth, nomat=nomat, partial=partial) for a in args]
     result = runner.invoke(app, filled)
     assert result.exit_code == 2
     assert message in result.output
