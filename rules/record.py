@@ -229,7 +229,30 @@ def load_record(path: str | Path) -> GameRecord:
         ) from None
     except RecursionError:
         raise IllegalRecordError(f"'{path}' is nested too deeply to be a record") from None
+    kind = _other_file_kind(data)
+    if kind is not None:
+        raise IllegalRecordError(
+            f"'{path}' is {kind}, not a game record; give the RECORD.json that "
+            "'winkref watch' saved (its --record file)"
+        )
     return parse_record(data, source=str(path))
+
+
+def _other_file_kind(data: object) -> str | None:
+    """What other winkref JSON ``data`` is (told to a user who gave the wrong file), or None."""
+    if not isinstance(data, dict):
+        return None
+    stated = data.get("format")
+    if isinstance(stated, str):
+        # The prefixes of calibration.result.CALIBRATION_FORMAT and of the
+        # scene generator's ground truth (rules/ imports neither).
+        if stated.startswith("winkref-calibration/"):
+            return "a calibration file (from 'winkref calibrate -o')"
+        if stated.startswith("tiddlywinks-gt/"):
+            return "a scene's ground truth"
+    if "shots" not in data and "winks" in data:
+        return "one board (as 'winkref analyze --json' writes)"
+    return None
 
 
 __all__ = [

@@ -132,6 +132,10 @@ def test_a_record_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     [
         (b"\xff\xd8\xff\xe0 a JPEG", "is not a text file (byte 0xff at position 0"),  # a photo
         (b'{"t": ' + b"9" * 5000 + b"}", "a number in it has thousands of digits"),  # int limit
+        # other winkref files: said what they are, not twenty field errors
+        (b'{"format": "winkref-calibration/1", "camera": {}}', "is a calibration file"),
+        (b'{"format": "tiddlywinks-gt/1", "winks": []}', "is a scene's ground truth"),
+        (b'{"winks": [], "tiddlies": null}', "is one board (as 'winkref analyze --json'"),
     ],
 )
 def test_a_file_that_is_no_record_says_why_in_words(
