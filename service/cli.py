@@ -331,6 +331,7 @@ def watch(
     from service.commands import watch as cmd
 
     with _user_errors(whole_mat=True):
+        cmd.check_source(source, camera)
         if not squidge_off and resume is None:
             raise cmd.WatchOptionsError(
                 "--squidge-off COLOUR is needed: the colour that won the squidge-off "

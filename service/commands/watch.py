@@ -85,14 +85,24 @@ def default_record_path(now: datetime | None = None) -> Path:
     return Path(f"winkref-game-{stamp}.json")
 
 
-def _frames(
-    source: Path | None, camera_index: int | None, interval_s: float
-) -> tuple[Iterator[Frame], bool]:
-    """The pictures to watch, and whether they are photos (each one a view at rest)."""
+def check_source(source: Path | None, camera_index: int | None) -> None:
+    """Refuse no source, two sources, or a path that is not there: said before any other option."""
     if (source is None) == (camera_index is None):
         raise WatchOptionsError(
             "give what to watch: a video file, a folder of photos, or --camera N (one of them)"
         )
+    if source is not None and not source.exists():
+        raise WatchOptionsError(
+            f"{str(source)!r} does not exist; check the path (give a video file, a folder of "
+            "photos, or --camera N)"
+        )
+
+
+def _frames(
+    source: Path | None, camera_index: int | None, interval_s: float
+) -> tuple[Iterator[Frame], bool]:
+    """The pictures to watch, and whether they are photos (each one a view at rest)."""
+    check_source(source, camera_index)
     if source is None:
         return camera_frames(camera_index or 0), False
     if source.is_dir():
@@ -167,7 +177,7 @@ def _check_resumed_options(
 
 
 def _check_new_record(record_path: Path, inputs: list[Path]) -> None:
-    if record_path.exists():
+    if record_path.exists() and not record_path.is_dir():
         raise UnwritableOutputError(
             f"--record {str(record_path)!r} already exists; it may hold an earlier game, "
             "so give a new file name (or move the old one away), or go on with that "

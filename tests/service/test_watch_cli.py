@@ -32,6 +32,8 @@ def _photos(folder: Path, count: int, size_px: tuple[int, int] = (40, 60)) -> Pa
     [
         # nothing to watch
         (["--squidge-off", "blue"], "give what to watch"),
+        # a video that is not there is said first, before a missing --squidge-off
+        (["{dir}/game.mp4"], "does not exist"),
         # two things to watch
         (["{dir}/shots", "--camera", "0", "--squidge-off", "blue"], "one of them"),
         # who plays first is not optional (rule 6)
@@ -50,6 +52,8 @@ def _photos(folder: Path, count: int, size_px: tuple[int, int] = (40, 60)) -> Pa
         (["{dir}/shots", "--squidge-off", "blue"], "mat"),
         # a camera number OpenCV would misread
         (["--camera", "100", "--squidge-off", "blue"], "numbered from 0"),
+        # the record named is a folder (not "it may hold an earlier game")
+        (["{dir}/shots", "--squidge-off", "blue", "--record", "{dir}/shots"], "is a folder"),
         # the record's folder does not exist
         (["{dir}/shots", "--squidge-off", "blue", "--record", "{dir}/no/r.json"], "does not exist"),
         # --save-frames names a file, or the folder being watched
