@@ -371,8 +371,8 @@ def _fit(
     disagreement = _evidence_disagrees(result, manual=manual, rough=rough)
     if disagreement is None:
         disagreement = _edges_show_no_step(image_lab, result.fit.camera, manual=manual)
-    if disagreement is None and manual:
-        disagreement = _baseline_absent(image_lab, result.fit.camera)
+    if disagreement is None:
+        disagreement = _baseline_absent(image_lab, result.fit.camera, manual=manual)
     if disagreement is None and rough and not manual:
         disagreement = _pot_not_at_centre(image_lab, result.fit.camera)
     if disagreement is not None:
@@ -481,7 +481,7 @@ def _evidence_disagrees(
 
 
 def _baseline_absent(
-    image_lab: npt.NDArray[np.float32], camera: CameraModel
+    image_lab: npt.NDArray[np.float32], camera: CameraModel, *, manual: bool = True
 ) -> CalibrationFailure | None:
     """A failure when ``camera`` puts a baseline in plain view where none shows, else None.
 
@@ -490,7 +490,10 @@ def _baseline_absent(
     (:data:`ABSENT_BASELINE_COARSER`): corners given by hand that take in a
     strip of board beside the mat give a camera right at the mat's far end,
     whose baselines it fits, and wrong at the near end, where it puts baselines
-    (rule 2.3.1) on felt that shows none.
+    (rule 2.3.1) on felt that shows none. So can an outline found in the photo
+    (``manual`` False): generated game q362's took in the beige table beyond
+    one short end of a blue-grey mat, out to the table's edge against a dark
+    floor, and was accepted with two baselines, 230 mm wrong at that end.
     """
     w_px, h_px = camera.image_size_wh
     half_width_px = profile_half_width_px(camera)
@@ -514,14 +517,20 @@ def _baseline_absent(
             and fraction < ABSENT_BASELINE_FRACTION
             and mm_per_px <= ABSENT_BASELINE_COARSER * finest[3]
         ):
+            where = "given corners" if manual else "found outline"
+            advice = (
+                "the corners are probably not the mat's own (a board's or paper's edge); "
+                "check that the corners are the mat's own, in pixels of this image"
+                if manual
+                else "the outline takes in a strip of table or board beside the mat; give the "
+                "mat's four corners by hand"
+            )
             return CalibrationFailure(
                 FailureReason.EVIDENCE_DISAGREES,
-                "calibration refused: the camera fitted to the given corners puts the "
+                f"calibration refused: the camera fitted to the {where} puts the "
                 f"baseline of the corner ({corner[0]:+.0f}, {corner[1]:+.0f}) mm where the "
                 f"photo shows no line (along {fraction:.0%} of it), though the one of the "
-                f"corner ({finest[0][0]:+.0f}, {finest[0][1]:+.0f}) mm shows plainly: the "
-                "corners are probably not the mat's own (a board's or paper's edge); check "
-                "that the corners are the mat's own, in pixels of this image",
+                f"corner ({finest[0][0]:+.0f}, {finest[0][1]:+.0f}) mm shows plainly: {advice}",
             )
     return None
 

@@ -73,6 +73,13 @@ def test_a_camera_putting_baselines_where_the_photo_shows_none_is_refused(mat_on
     assert failure is not None and failure.reason is FailureReason.EVIDENCE_DISAGREES
     assert "(-914, " in failure.message and "shows no line" in failure.message
     assert _baseline_absent(lab, truth) is None
+    # An outline found in the photo is judged the same way (generated game
+    # q362: one taking in the table beyond a short end was accepted 230 mm
+    # wrong), and the advice is the user's, not to check corners never given.
+    found = _baseline_absent(lab, wrong.fit.camera, manual=False)
+    assert found is not None and "the camera fitted to the found outline" in found.message
+    assert "takes in a strip of table or board" in found.message
+    assert _baseline_absent(lab, truth, manual=False) is None
 
 
 def test_the_mats_own_corners_on_the_same_board_are_accepted(mat_on_a_board) -> None:
