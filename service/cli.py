@@ -75,8 +75,29 @@ def _user_errors(*, whole_mat: bool = False) -> Iterator[None]:
         raise typer.Exit(EXIT_INTERNAL_ERROR) from None
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"winkref {version('winkref')}")
+        except PackageNotFoundError:
+            typer.echo("winkref (not installed as a package: run it from its .venv)")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print winkref's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
     """A computer-vision referee for tiddlywinks."""
     # An explicit callback keeps every command a subcommand whatever their
     # number (typer collapses a one-command app), and gives `--help` its text.

@@ -489,3 +489,11 @@ def test_an_empty_argument_is_refused_not_read_as_the_current_folder(
     err = capsys.readouterr().err
     assert "an empty argument" in err and named in err
     assert "folder" not in err
+
+
+def test_the_version_is_printed_and_nothing_else_is_run() -> None:
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"winkref {version('winkref')}"
