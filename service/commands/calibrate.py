@@ -337,8 +337,21 @@ def run(
         raise UsageError("give either an IMAGE file or --camera N (exactly one of them)")
     corner_px = parse_corners(corners) if corners is not None else None
     dist_coeffs = parse_distortion(distortion) if distortion is not None else None
-    with naming_photo(Path(source)):
-        cal = calibrate(frame, corners_image_px=corner_px, dist_coeffs=dist_coeffs)
+    try:
+        with naming_photo(Path(source)):
+            cal = calibrate(frame, corners_image_px=corner_px, dist_coeffs=dist_coeffs)
+    except ValueError as exc:
+        if dist_coeffs is None:
+            raise
+        # The distortion given bends every edge the fit looks along: say so.
+        hint = (
+            f"; this was with the lens distortion given (--distortion {distortion}): if the "
+            "lens is not known for sure, leave --distortion out and it is estimated"
+        )
+        try:
+            raise type(exc)(f"{exc}{hint}") from None
+        except TypeError:
+            raise ValueError(f"{exc}{hint}") from None
     drawn = draw_calibration(frame, cal)
     # Said, so that a mistyped folder does not go unnoticed.
     made = sorted({str(p.parent) for p in (picture, output) if not p.parent.exists()})

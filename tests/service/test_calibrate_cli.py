@@ -135,6 +135,16 @@ def test_a_known_lens_distortion_is_used_not_estimated(mat_photo, tmp_path: Path
     assert error_mm < 1.0
 
 
+def test_a_failure_with_a_given_distortion_names_it(mat_photo, tmp_path: Path) -> None:
+    # A wrong lens bends every edge the fit follows: the user is told what they gave.
+    photo, _ = mat_photo
+    args = ["calibrate", str(photo), "-o", str(tmp_path / "c.json")]
+    result = runner.invoke(app, [*args, "--distortion", "-0.5,0.3,0.01,0.01"])
+    assert result.exit_code == 2
+    assert "with the lens distortion given (--distortion -0.5,0.3,0.01,0.01)" in result.output
+    assert "leave --distortion out" in result.output
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
