@@ -816,7 +816,8 @@ class Referee:
         """
         if self.over:
             return []
-        analysis = self.analyzer.analyze(frame.image_bgr)
+        # Every view after the first follows a shot (or a hand over the mat).
+        analysis = self.analyzer.analyze(frame.image_bgr, after_motion=True)
         said: list[Announcement] = []
 
         def say(kind: AnnouncementKind, text: str, event: Event | None = None) -> None:

@@ -849,6 +849,12 @@ UNCHANGED_MAX_PIXELS = 0
 WINDOW_MAX_MAT_SHARE = 0.2
 #: Shrunk pixels that changed by more than this (8-bit levels) are a change.
 CHANGED_LEVELS = 12
+#: ... or by more than this, when the caller saw a shot played since the last
+#: frame: a small green wink brought into play on green felt at the far end
+#: of an oblique view changed no shrunk pixel by more than 10 levels
+#: (generated game q3631), and the referee saw no shot. A still view is the
+#: mean of several frames, whose noise stays well under this.
+CHANGED_LEVELS_AFTER_MOTION = 6
 #: How far beyond a changed shrunk pixel the centre of a wink that changed can
 #: lie: a large wink's radius with room for blur, mm. The pixel's own extent
 #: on the mat is added (:func:`_change_boxes_mm`): 12-15 mm from overhead,
@@ -923,17 +929,28 @@ class StillCameraAnalyzer:
         return small.astype(np.int16)
 
     def analyze(
-        self, image_bgr: npt.NDArray[np.uint8], *, detections: WinkDetections | None = None
+        self,
+        image_bgr: npt.NDArray[np.uint8],
+        *,
+        detections: WinkDetections | None = None,
+        after_motion: bool = False,
     ) -> FrameAnalysis:
-        """The analysis of this frame (the last one again when nothing moved)."""
+        """The analysis of this frame (the last one again when nothing moved).
+
+        ``after_motion``: the caller saw motion over the mat since the last
+        frame (a shot was played), so a fainter change than a frame's noise
+        allows in general (:data:`CHANGED_LEVELS_AFTER_MOTION`) is enough for
+        the frame to be searched again.
+        """
         t0 = time.perf_counter()
         small = self._shrunk(image_bgr)
         if self._last is not None and self._last_small is not None and detections is None:
             mask = self.context.mat_mask_small.astype(bool)
             change = np.abs(small - self._last_small).max(axis=2)[mask]
+            levels = CHANGED_LEVELS_AFTER_MOTION if after_motion else CHANGED_LEVELS
             if (
                 float(change.mean()) < UNCHANGED_MEAN_LEVELS
-                and int(np.count_nonzero(change > CHANGED_LEVELS)) <= UNCHANGED_MAX_PIXELS
+                and int(np.count_nonzero(change > levels)) <= UNCHANGED_MAX_PIXELS
             ):
                 timings = {"total": (time.perf_counter() - t0) * 1000.0, "reused": 1.0}
                 return FrameAnalysis(
@@ -950,7 +967,12 @@ class StillCameraAnalyzer:
         previous = self._last.board if self._last is not None else self._first_previous
         analysis = None
         if detections is None:
-            analysis = self._analyze_change(image_bgr, small, previous)
+            analysis = self._analyze_change(
+                image_bgr,
+                small,
+                previous,
+                levels=CHANGED_LEVELS_AFTER_MOTION if after_motion else CHANGED_LEVELS,
+            )
         if analysis is None:
             if detections is None and self.detector is None:
                 # The frame changed since the last one (else it was reused above).
@@ -974,8 +996,14 @@ class StillCameraAnalyzer:
         image_bgr: npt.NDArray[np.uint8],
         small: npt.NDArray[np.int16],
         previous: Board | None,
+        *,
+        levels: int = CHANGED_LEVELS,
     ) -> FrameAnalysis | None:
-        """The analysis from a search round the change alone, or None to search the whole frame."""
+        """The analysis from a search round the change alone, or None to search the whole frame.
+
+        A shrunk pixel is changed when it differs from the last frame's by
+        more than ``levels``.
+        """
         last = self._last
         if (
             last is None
@@ -988,7 +1016,7 @@ class StillCameraAnalyzer:
             or last.camera is not self.context.camera
         ):
             return None
-        changed = (np.abs(small - self._last_small).max(axis=2) > CHANGED_LEVELS) & self._watch
+        changed = (np.abs(small - self._last_small).max(axis=2) > levels) & self._watch
         boxes = _change_boxes_mm(changed, self.context.camera)
         area_mm2 = sum(float(np.prod(high_mm - low_mm)) for low_mm, high_mm in boxes)
         if not boxes or area_mm2 > WINDOW_MAX_MAT_SHARE * MAT_LENGTH_MM * MAT_WIDTH_MM:

@@ -69,7 +69,7 @@ class _StandInAnalyzer:
         )
     )
 
-    def analyze(self, image_bgr: np.ndarray) -> _View:
+    def analyze(self, image_bgr: np.ndarray, **options: Any) -> _View:
         return self.views[int(image_bgr[0, 0, 0])]
 
 

@@ -454,3 +454,29 @@ def test_felt_distance_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
     want = np.minimum(np.hypot(a, b) + light, np.hypot(a2, b2) + light2) > bar
     got = _farther_than((a, b, light), (a2, b2, light2), bar)
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_faint_change_after_a_shot_is_looked_at_though_it_would_pass_for_noise(frame) -> None:  # type: ignore[no-untyped-def]
+    """Generated game q3631: a green wink brought into play on green felt changed no
+    shrunk pixel by more than 10 levels, and the referee saw no shot."""
+    camera, image, _ = frame
+    calls = []
+
+    def detector(image_bgr, camera_model, **_kw):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return detections_for(camera_model, SCENE)
+
+    analyzer = StillCameraAnalyzer(camera, detector=detector)
+    analyzer.analyze(image)
+    # One patch of the mat 9 levels brighter: under CHANGED_LEVELS, over the bar after a shot.
+    faint = image.copy()
+    corner_px = np.round(camera.mat_to_image(np.array([[300.0, -150.0, 0.0]]))[0]).astype(int)
+    u, v = corner_px
+    faint[v - 12 : v + 12, u - 12 : u + 12] = np.clip(
+        faint[v - 12 : v + 12, u - 12 : u + 12].astype(int) + 9, 0, 255
+    ).astype(np.uint8)
+    assert analyzer.analyze(faint).timings_ms.get("reused") == 1.0
+    assert len(calls) == 1
+    looked = analyzer.analyze(faint, after_motion=True)
+    assert "reused" not in looked.timings_ms
+    assert len(calls) == 2
