@@ -18,6 +18,7 @@ from scipy.optimize import linear_sum_assignment
 from calibration.camera import CameraModel
 from rules.board import (
     LARGE_WINKS_PER_COLOUR,
+    POT_BASE_DIAMETER_MM,
     POT_TOP_DIAMETER_MM,
     SMALL_WINKS_PER_COLOUR,
     WINKS_PER_COLOUR,
@@ -340,6 +341,10 @@ def _fix_counts(
                 f"dropped {' and '.join(dropped)}"
             )
             idx = order[:WINKS_PER_COLOUR]
+        if previous is not None:
+            _in_pot_sizes_from_previous(
+                colour, idx, sizes, resized, notes, previous, mat_xy, size_conf, pot_centre_mm
+            )
         large = [i for i in idx if sizes[i] is WinkSize.LARGE]
         small = [i for i in idx if sizes[i] is WinkSize.SMALL]
 
@@ -358,6 +363,62 @@ def _fix_counts(
             resized[i] = True
             notes.append(f"{colour.value}: a fifth small wink was relabelled large")
     return keep, sizes, resized, notes
+
+
+def _in_pot(mat_xy_mm: FloatArray, pot_centre_mm: Sequence[float]) -> npt.NDArray[np.bool_]:
+    """(n,) whether each plan position lies within the pot's foot (a wink seen in the pot)."""
+    return np.asarray(
+        np.hypot(*(np.asarray(mat_xy_mm, float) - np.asarray(pot_centre_mm, float)).T)
+        < POT_BASE_DIAMETER_MM / 2
+    )
+
+
+def _in_pot_sizes_from_previous(
+    colour: Colour,
+    idx: list[int],
+    sizes: npt.NDArray[np.object_],
+    resized: npt.NDArray[np.bool_],
+    notes: list[str],
+    previous: Board,
+    mat_xy_mm: FloatArray,
+    size_confidence: FloatArray,
+    pot_centre_mm: Sequence[float],
+) -> None:
+    """Rule 8.1.3: a wink seen in the pot is one potted before, and keeps its size.
+
+    The pot's wall hides part of a potted wink, and its size is misread
+    (generated game q3634: a potted large green wink read small in the pot,
+    which made green's small winks five; the one then relabelled large was
+    the small wink just played, which took the potted wink's id and was
+    announced knocked out of the pot). Winks seen in the pot take the sizes
+    of the ``previous`` board's potted winks of the colour: those surest of
+    their size keep it where a potted wink has it, the others take the
+    sizes left. ``sizes`` and ``resized`` are changed in place.
+    """
+    potted = [w.size for w in previous.of_colour(colour) if w.status is WinkStatus.POTTED]
+    inside = [
+        i for i, here in zip(idx, _in_pot(mat_xy_mm[idx], pot_centre_mm), strict=True) if here
+    ]
+    if not potted or not inside:
+        return
+    # Those whose size a potted wink already has keep it; the rest, least sure first.
+    left = list(potted)
+    unmatched = []
+    for i in sorted(inside, key=lambda j: -float(size_confidence[j])):
+        if sizes[i] in left:
+            left.remove(sizes[i])
+        else:
+            unmatched.append(i)
+    for i in unmatched:
+        if not left:
+            break
+        size = left.pop(0)
+        sizes[i] = size
+        resized[i] = True
+        notes.append(
+            f"{colour.value}: a wink seen in the pot was relabelled {size.value}, the size of "
+            "the wink potted before (rule 8.1.3)"
+        )
 
 
 #: A detection centred this near the pot's axis, in plan on the mat, is a

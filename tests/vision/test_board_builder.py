@@ -339,3 +339,28 @@ def test_a_faint_wink_beside_the_pot_goes_first_of_seven(
     assert len(kept) == 6
     assert _kept_near(kept, places_mm[6]) is by_pot_kept
     assert _kept_near(kept, places_mm[5]) is not by_pot_kept
+
+
+def test_a_wink_seen_in_the_pot_takes_the_size_of_the_wink_potted_before() -> None:
+    """Rule 8.1.3; generated game q3634: a potted large green wink read small in the pot
+    made five small ones, and the small wink just played was relabelled large in its place."""
+    from rules.board import Board, Wink, WinkStatus
+    from vision.board_builder import _fix_counts
+
+    camera = overhead_camera()
+    places_mm = [(868.0, 416.0), (890.0, 321.0), (852.0, 391.0), (-1.0, 10.0), (895.0, 390.0)]
+    places_mm.append((816.0, 158.0))  # the small wink just played
+    sizes = [_S, _L, _S, _S, _S, _S]  # the potted large wink read small, in the pot
+    winks = [SceneWink(Colour.GREEN, s, x, y) for s, (x, y) in zip(sizes, places_mm, strict=True)]
+    confidence = np.array([0.68, 1.0, 1.0, 0.32, 0.81, 0.28])
+    dets = replace(detections_for(camera, winks), size_confidence=confidence)
+    potted = Wink(id="green-L1", colour=Colour.GREEN, size=_L, status=WinkStatus.POTTED)
+    previous = Board(winks=(potted,))
+    keep, got, resized, notes = _fix_counts(dets, previous=previous)
+    assert keep.all()
+    assert got[3] is _L and resized[3]  # the wink in the pot: the potted large one
+    assert got[5] is _S and not resized[5]  # the wink just played stays small
+    assert any("seen in the pot was relabelled large" in n for n in notes)
+    # Without the previous board, the least sure small wink is made large, as before.
+    _, before, _, _ = _fix_counts(dets)
+    assert before[5] is _L and before[3] is _S
