@@ -463,13 +463,17 @@ class ResumeMismatchError(ValueError):
 RESUME_BACK_IN_BAULK = 2
 
 
-def _played_back_in_baulk(board: Board, recorded: Board) -> list[str]:
-    """Ids of winks in play in ``recorded`` read unplayed in ``board``, away from their place.
+def _played_back_in_baulk(
+    board: Board, recorded: Board, corners_mm: Mapping[Colour, Sequence[float]]
+) -> list[str]:
+    """Ids of winks in play on the mat, or potted, in ``recorded`` and read behind a baseline now.
 
     Once played a wink stays in play (rule 3); one shot may put a wink back
     behind a baseline, but two at once, in the picture a resumed game starts
     from, is the game's video or photos watched again from its start (which
-    made up shots after the recorded ones).
+    made up shots after the recorded ones). A wink the record already has
+    behind a baseline (read a few mm elsewhere after a new calibration), or
+    off the mat (put back where rule 13.1 says), does not count.
     """
     before = recorded.by_id
     back = []
@@ -477,9 +481,14 @@ def _played_back_in_baulk(board: Board, recorded: Board) -> list[str]:
         was = before.get(wink.id)
         if (
             was is not None
-            and was.status is not WinkStatus.UNPLAYED
             and wink.status is WinkStatus.UNPLAYED
-            and (was.mat_xy is None or wink.mat_xy is None or _apart_mm(wink, was) > MOVED_MM)
+            and (
+                was.status is WinkStatus.POTTED
+                or (
+                    was.status in (WinkStatus.FREE, WinkStatus.SQUOPPED)
+                    and not _behind_a_baseline(was, corners_mm)
+                )
+            )
         ):
             back.append(wink.id)
     return back
@@ -846,7 +855,7 @@ class Referee:
         self._said.hidden_views = 0
         board = analysis.board
         if self._resume_t is not None and self._board is not None:
-            back = _played_back_in_baulk(board, self._board)
+            back = _played_back_in_baulk(board, self._board, self.analyzer.context.corners_mm)
             if len(back) >= RESUME_BACK_IN_BAULK:
                 raise ResumeMismatchError(
                     f"the first picture does not show the game as recorded after shot "

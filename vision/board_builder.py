@@ -401,7 +401,7 @@ def _in_pot_sizes_from_previous(
     ]
     if not potted or not inside:
         return
-    # Those whose size a potted wink already has keep it; the rest, least sure first.
+    # Those surest of their size keep it where a potted wink has it.
     left = list(potted)
     unmatched = []
     for i in sorted(inside, key=lambda j: -float(size_confidence[j])):
@@ -409,7 +409,8 @@ def _in_pot_sizes_from_previous(
             left.remove(sizes[i])
         else:
             unmatched.append(i)
-    for i in unmatched:
+    # The sizes left go to those least sure of theirs first.
+    for i in sorted(unmatched, key=lambda j: float(size_confidence[j])):
         if not left:
             break
         size = left.pop(0)

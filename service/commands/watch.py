@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -495,11 +496,17 @@ def _calibrated_view(
             dropped += len(tried) == tried.maxlen
             tried.append(_EarlierView(view, settler.motion_began_s))
             continue
-        earlier = _views_of_this_camera(tried, calibration, settler.motion_began_s)
+        earlier = _views_of_this_camera(tried, calibration, settler.motion_began_s, view)
         if tried:
             notes = (
                 *notes,
-                _earlier_views_note(view, len(earlier), len(tried) - len(earlier), dropped),
+                _earlier_views_note(
+                    view,
+                    len(earlier),
+                    len(tried) - len(earlier),
+                    dropped,
+                    photos=settle_s <= 0,
+                ),
             )
         return view, calibration, corners, notes, earlier
     if failure is None:
@@ -516,18 +523,38 @@ def _calibrated_view(
     ) from None
 
 
-def _views_of_this_camera(
-    tried: Iterable[_EarlierView], calibration: Any, found_began_s: float | None
-) -> tuple[_EarlierView, ...]:
-    """The views of ``tried`` that show the mat where ``calibration`` puts it.
+#: An earlier view is of this camera only when the whole picture lines up
+#: with the view the mat was found in to within this many pixels: the check
+#: of the mat's edges (calibration.check.camera_moved) looks 20 mm apart and
+#: let a camera nudged by 15 px through, which read every wink as moved.
+EARLIER_VIEW_SHIFT_PX = 1.5
 
-    Each is told when the motion before the next view began (the last, that
-    before the view the mat was found in: ``found_began_s``). A view from
-    before the camera was put where it now stands shows the mat elsewhere
-    (:func:`calibration.check.camera_moved`): it is not judged.
+
+def _views_of_this_camera(
+    tried: Iterable[_EarlierView],
+    calibration: Any,
+    found_began_s: float | None,
+    found: Frame | None = None,
+) -> tuple[_EarlierView, ...]:
+    """The views of ``tried`` taken from where the camera now stands.
+
+    A view must show the mat where ``calibration`` puts it
+    (:func:`calibration.check.camera_moved`) and, when ``found`` (the view
+    the mat was found in) is given, line up with it as a whole
+    (:data:`EARLIER_VIEW_SHIFT_PX`, by phase correlation): a view from
+    before the camera was put where it now stands is not judged. Each view
+    kept is told when the motion before the next view began (the last, that
+    before the view the mat was found in: ``found_began_s``).
     """
     camera = getattr(calibration, "camera", calibration)
-    kept = [v for v in tried if camera_moved(v.frame.image_bgr, camera) is None]
+    kept = [
+        v
+        for v in tried
+        if camera_moved(v.frame.image_bgr, camera) is None
+        and (
+            found is None or _shift_px(v.frame.image_bgr, found.image_bgr) <= EARLIER_VIEW_SHIFT_PX
+        )
+    ]
     began = [v.motion_began_s for v in kept[1:]] + [found_began_s] * bool(kept)
     return tuple(
         _EarlierView(v.frame, v.motion_began_s, next_began)
@@ -535,9 +562,28 @@ def _views_of_this_camera(
     )
 
 
-def _earlier_views_note(found: Frame, judged: int, moved: int, dropped: int) -> str:
+def _shift_px(image_bgr: npt.NDArray[np.uint8], other_bgr: npt.NDArray[np.uint8]) -> float:
+    """How far, in full-size pixels, one picture is shifted against the other (inf if not alike)."""
+    if image_bgr.shape != other_bgr.shape:
+        return math.inf
+    # At half size: the shift of the whole picture, not of the winks a shot moved.
+    scale = 0.5
+    grey = [
+        cv2.resize(cv2.cvtColor(im, cv2.COLOR_BGR2GRAY), None, fx=scale, fy=scale).astype(
+            np.float32
+        )
+        for im in (image_bgr, other_bgr)
+    ]
+    window = cv2.createHanningWindow(grey[0].shape[::-1], cv2.CV_32F)
+    (dx, dy), _ = cv2.phaseCorrelate(grey[0], grey[1], window)
+    return float(math.hypot(dx, dy)) / scale
+
+
+def _earlier_views_note(
+    found: Frame, judged: int, moved: int, dropped: int, *, photos: bool = False
+) -> str:
     """What the user is told of the still views before the mat was found."""
-    where = f"the still view at {found.t_s:.1f} s" if found.t_s else f"{found.label!r}"
+    where = f"{found.label!r}" if photos else f"the still view at {found.t_s:.1f} s"
     text = f"the mat was first found in {where}"
     parts = []
     if judged:
@@ -551,7 +597,7 @@ def _earlier_views_note(found: Frame, judged: int, moved: int, dropped: int) -> 
             "the mat is not where it shows in them (the camera was still being set up)"
         )
     if dropped:
-        parts.append(f"{dropped} older still view{'s' if dropped != 1 else ''} were not kept")
+        parts.append(f"{dropped} older still view{'s were' if dropped != 1 else ' was'} not kept")
     return text + ("; " + "; ".join(parts) if parts else "")
 
 

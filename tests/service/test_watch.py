@@ -693,3 +693,34 @@ def test_a_squop_onto_an_unplayed_wink_by_a_played_wink_stands() -> None:
     played = last.with_wink(last.wink("blue-S1").with_status(WinkStatus.FREE))
     out = without_still_unplayed_squops(board, played, lambda wink: False)
     assert out.wink("blue-S1").squops == ("green-S3",)
+
+
+@pytest.mark.parametrize(
+    ("recorded_status", "recorded_xy_mm", "counted"),
+    [
+        # In play on the mat in the record, behind its baseline now: the game's start again.
+        (WinkStatus.FREE, (-300.0, 100.0), True),
+        # Potted in the record: a potted wink does not come out (8.1.3).
+        (WinkStatus.POTTED, None, True),
+        # Played, but already behind a baseline in the record (read a few mm off after
+        # a new calibration): not evidence of another game.
+        (WinkStatus.FREE, "corner", False),
+        # Off the mat in the record: put back where rule 13.1 says.
+        (WinkStatus.OFF, (-950.0, 100.0), False),
+    ],
+)
+def test_a_resumed_game_counts_only_winks_in_play_or_potted_read_back_behind_a_baseline(
+    recorded_status: WinkStatus, recorded_xy_mm: Any, counted: bool
+) -> None:
+    from service.watch import _played_back_in_baulk
+
+    start = _placed_start()
+    wink = start.wink("blue-S1")
+    if recorded_xy_mm == "corner":
+        recorded = wink.with_position(wink.x_mm + 5.0, wink.y_mm).with_status(recorded_status)
+    elif recorded_xy_mm is None:
+        recorded = wink.with_position(None, None).with_status(recorded_status)
+    else:
+        recorded = wink.with_position(*recorded_xy_mm).with_status(recorded_status)
+    back = _played_back_in_baulk(start, start.with_wink(recorded), DEFAULT_CORNERS_MM)
+    assert back == (["blue-S1"] if counted else [])

@@ -364,3 +364,19 @@ def test_a_wink_seen_in_the_pot_takes_the_size_of_the_wink_potted_before() -> No
     # Without the previous board, the least sure small wink is made large, as before.
     _, before, _, _ = _fix_counts(dets)
     assert before[5] is _L and before[3] is _S
+
+
+def test_of_two_winks_in_the_pot_the_one_least_sure_of_its_size_takes_the_potted_size() -> None:
+    # One large wink potted before; two read small in the pot now: one just
+    # potted (surely small), one the old large wink misread.
+    from rules.board import Board, Wink, WinkStatus
+    from vision.board_builder import _fix_counts
+
+    camera = overhead_camera()
+    places_mm = [(-4.0, 3.0), (5.0, -6.0), (300.0, 100.0)]
+    winks = [SceneWink(Colour.GREEN, _S, x, y) for x, y in places_mm]
+    dets = replace(detections_for(camera, winks), size_confidence=np.array([0.9, 0.3, 0.8]))
+    potted = Wink(id="green-L1", colour=Colour.GREEN, size=_L, status=WinkStatus.POTTED)
+    _, got, resized, _ = _fix_counts(dets, previous=Board(winks=(potted,)))
+    assert [got[0], got[1], got[2]] == [_S, _L, _S]
+    assert resized.tolist() == [False, True, False]
