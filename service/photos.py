@@ -36,12 +36,19 @@ def naming_photo(path: Path) -> Iterator[None]:
     except ValueError as exc:
         if str(path) in str(exc):
             raise
-        message = f"photo {str(path)!r}: {exc}"
-        try:
-            renamed = type(exc)(message)
-        except TypeError:
-            renamed = ValueError(message)
-        raise renamed from None
+        raise reworded(exc, f"photo {str(path)!r}: {exc}") from None
+
+
+def reworded(exc: ValueError, message: str) -> ValueError:
+    """An error of ``exc``'s class saying ``message`` (a plain ValueError if that class cannot).
+
+    The class is kept so that the command line still knows the cause (and
+    adds its own hint for a photo with no mat).
+    """
+    try:
+        return type(exc)(message)
+    except TypeError:
+        return ValueError(message)
 
 
 def load_photo(path: Path, *, need_colour: bool = True) -> npt.NDArray[np.uint8]:

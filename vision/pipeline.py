@@ -944,10 +944,10 @@ class StillCameraAnalyzer:
         """
         t0 = time.perf_counter()
         small = self._shrunk(image_bgr)
+        levels = CHANGED_LEVELS_AFTER_MOTION if after_motion else CHANGED_LEVELS
         if self._last is not None and self._last_small is not None and detections is None:
             mask = self.context.mat_mask_small.astype(bool)
             change = np.abs(small - self._last_small).max(axis=2)[mask]
-            levels = CHANGED_LEVELS_AFTER_MOTION if after_motion else CHANGED_LEVELS
             if (
                 float(change.mean()) < UNCHANGED_MEAN_LEVELS
                 and int(np.count_nonzero(change > levels)) <= UNCHANGED_MAX_PIXELS
@@ -967,12 +967,7 @@ class StillCameraAnalyzer:
         previous = self._last.board if self._last is not None else self._first_previous
         analysis = None
         if detections is None:
-            analysis = self._analyze_change(
-                image_bgr,
-                small,
-                previous,
-                levels=CHANGED_LEVELS_AFTER_MOTION if after_motion else CHANGED_LEVELS,
-            )
+            analysis = self._analyze_change(image_bgr, small, previous, levels=levels)
         if analysis is None:
             if detections is None and self.detector is None:
                 # The frame changed since the last one (else it was reused above).

@@ -25,7 +25,7 @@ from calibration.annotate import draw_calibration
 from calibration.check import MAX_RADIAL_COEFFICIENT, MAX_TANGENTIAL_COEFFICIENT
 from calibration.result import CALIBRATION_FORMAT, BadCornersError
 from service.outputs import check_output_path, write_image_atomic, write_text_atomic
-from service.photos import load_photo, naming_photo
+from service.photos import load_photo, naming_photo, reworded
 from vision.pipeline import COARSE_VIEW_ADVICE, COARSE_VIEW_MM_PER_PX, coarsest_mm_per_px
 
 
@@ -348,10 +348,7 @@ def run(
             f"; this was with the lens distortion given (--distortion {distortion}): if the "
             "lens is not known for sure, leave --distortion out and it is estimated"
         )
-        try:
-            raise type(exc)(f"{exc}{hint}") from None
-        except TypeError:
-            raise ValueError(f"{exc}{hint}") from None
+        raise reworded(exc, f"{exc}{hint}") from None
     drawn = draw_calibration(frame, cal)
     # Said, so that a mistyped folder does not go unnoticed.
     made = sorted({str(p.parent) for p in (picture, output) if not p.parent.exists()})
