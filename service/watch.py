@@ -854,8 +854,12 @@ class Referee:
             return said
         self._said.hidden_views = 0
         board = analysis.board
-        if self._resume_t is not None and self._board is not None:
-            back = _played_back_in_baulk(board, self._board, self.analyzer.context.corners_mm)
+        if self._resume_t is not None:
+            back = (
+                _played_back_in_baulk(board, self._board, self.analyzer.context.corners_mm)
+                if self._board is not None
+                else []
+            )
             if len(back) >= RESUME_BACK_IN_BAULK:
                 raise ResumeMismatchError(
                     f"the first picture does not show the game as recorded after shot "
@@ -865,7 +869,6 @@ class Referee:
                     "game from its start, give a new --record; to go on with the recorded one, "
                     "watch the camera or pictures from where it stopped"
                 )
-        if self._resume_t is not None:
             self._first_shot_s = frame.t_s - self._resume_t
             self._resume_t = None
             self._image = frame.image_bgr
