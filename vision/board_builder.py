@@ -595,6 +595,7 @@ def assemble_board(
     hidden_area: bool = False,
     previous: Board | None = None,
     k_sigma: float = K_SIGMA,
+    mapping_sigma_mm: float = 0.0,
 ) -> BoardAssembly:
     """Build the board for one frame.
 
@@ -621,6 +622,10 @@ def assemble_board(
         their ids.
     k_sigma : float
         Calls within this many standard deviations are flagged uncertain.
+    mapping_sigma_mm : float
+        The calibration's one-sigma uncertainty of a point's place on the
+        mat, mm. The mat's edges and baselines are where the calibration puts
+        them, so a wink's distance from them is also that uncertain.
 
     Returns
     -------
@@ -681,6 +686,10 @@ def assemble_board(
     )
     mat_xy = squops.mat_xy_mm
     sigma = np.maximum(np.asarray(dets.centre_sigma_mm, float), CENTRE_SIGMA_FLOOR_MM)
+    # A wink's distance from the mat's edge or a baseline carries the wink's
+    # own centre error and the calibration's, which moves the lines. A squop
+    # call leaves the latter out: two winks side by side share it.
+    line_sigma = np.hypot(sigma, max(0.0, mapping_sigma_mm))
 
     # Rule 13: off when any part crosses the mat's edge (wink on the table
     # sits a mat's thickness lower; its plan position barely moves).
@@ -728,11 +737,11 @@ def assemble_board(
         if resized[i]:
             reasons[i].append("size class relabelled to fit rule 2.1.1")
             doubts[i].add(Doubt.SIZE)
-        if not potted[i] and abs(edge[i]) < k_sigma * sigma[i]:
+        if not potted[i] and abs(edge[i]) < k_sigma * line_sigma[i]:
             uncertain[i] = True
             reasons[i].append(f"outline {edge[i]:+.2f} mm from the mat's edge (rule 13)")
             doubts[i].add(Doubt.EDGE)
-        if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * sigma[i]:
+        if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * line_sigma[i]:
             uncertain[i] = True
             reasons[i].append(f"centre {behind[i]:+.2f} mm from its baseline")
             doubts[i].add(Doubt.BASELINE)

@@ -16,6 +16,7 @@ rather than guessed; winks seen there are not trusted.
 
 from __future__ import annotations
 
+import math
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -164,6 +165,9 @@ class FrameContext:
     corners_read : bool
         The corners were read (by the calibration, or given), not the
         default layout.
+    mapping_sigma_mm : float
+        The calibration's one-sigma uncertainty of where a pixel lies on the
+        mat (its largest over the mat), mm; 0 for a bare camera taken as exact.
     """
 
     camera: CameraModel
@@ -177,6 +181,7 @@ class FrameContext:
     mat_out_of_view_fraction: float = 0.0
     orientation_known: bool = True
     corners_read: bool = False
+    mapping_sigma_mm: float = 0.0
 
 
 def coarsest_mm_per_px(camera: CameraModel) -> float:
@@ -211,6 +216,14 @@ def _corners_of(calibration: Any) -> Mapping[Colour, tuple[float, float]] | None
         if isinstance(value, Mapping) and len(value) == 4:
             return {Colour(k): (float(v[0]), float(v[1])) for k, v in value.items()}
     return None
+
+
+def _mapping_sigma_of(calibration: Any) -> float:
+    """The calibration's stated mapping uncertainty, mm; 0 when it states none."""
+    value = getattr(calibration, "mapping_sigma_mm", None)
+    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+        return float(value)
+    return 0.0
 
 
 def _colour_reference_of(calibration: Any) -> Any:
@@ -300,6 +313,7 @@ def prepare_context(
         mat_out_of_view_fraction=float(1.0 - in_view.mean()),
         orientation_known=bool(getattr(calibration_or_camera, "orientation_known", True)),
         corners_read=corners_read,
+        mapping_sigma_mm=_mapping_sigma_of(calibration_or_camera),
         edge_bands_px=_edge_bands(camera),
         camera=camera,
         corners_mm=corners,
@@ -817,6 +831,7 @@ def analyze_frame(
         hidden_area=bool(hidden) or context.mat_out_of_view_fraction > 0.005,
         previous=previous,
         k_sigma=k_sigma,
+        mapping_sigma_mm=context.mapping_sigma_mm,
     )
     timings["assemble"] = (time.perf_counter() - t0) * 1000.0
     timings["total"] = (time.perf_counter() - t_start) * 1000.0

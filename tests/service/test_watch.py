@@ -619,15 +619,26 @@ def test_a_pass_before_a_resumed_game_is_seen_keeps_the_clock() -> None:
     assert referee.shots[-1].t >= 30.0
 
 
-def test_a_wink_read_off_at_the_mat_s_edge_does_not_hold_up_the_start() -> None:
-    """Rule 5.2: every wink starts behind a baseline (generated game q3613's video).
+@pytest.mark.parametrize(
+    ("status", "y_mm"),
+    [
+        # across the long edge (generated game q3613's video)
+        (WinkStatus.OFF, 452.0),
+        # just inside it, within the calibration's uncertainty (game q3653's video)
+        (WinkStatus.FREE, 441.0),
+    ],
+)
+def test_a_wink_read_at_the_mat_s_edge_does_not_hold_up_the_start(
+    status: WinkStatus, y_mm: float
+) -> None:
+    """Rule 5.2: every wink starts behind a baseline.
 
     The felt blurred into the table along the mat's long edge was read as a
-    green wink crossing it; the start was never taken and no shot was seen.
+    green wink on that edge; the start was never taken and no shot was seen.
     """
     camera = _Camera()
     start = _placed_start()
-    phantom = start.wink("green-S4").with_status(WinkStatus.OFF).with_position(19.0, 452.0)
+    phantom = start.wink("green-S4").with_status(status).with_position(19.0, y_mm)
     phantom = phantom.model_copy(update={"doubts": (Doubt.EDGE,)})
     said = camera.see(start.with_wink(phantom))
     assert _kinds(said) == [AnnouncementKind.START]
@@ -635,7 +646,17 @@ def test_a_wink_read_off_at_the_mat_s_edge_does_not_hold_up_the_start() -> None:
     # It is put behind its baseline, not left on the edge.
     assert camera.referee._board is not None
     assert camera.referee._board.wink("green-S4").status is WinkStatus.UNPLAYED
-    assert camera.referee._board.wink("green-S4").mat_xy != (19.0, 452.0)
+    assert camera.referee._board.wink("green-S4").mat_xy != (19.0, y_mm)
+
+
+def test_a_wink_read_on_the_field_for_sure_still_holds_up_the_start() -> None:
+    # Clear of the edge: a wink played before the referee saw the start.
+    camera = _Camera()
+    start = _placed_start()
+    played = start.wink("green-S4").with_status(WinkStatus.FREE).with_position(19.0, 300.0)
+    said = camera.see(start.with_wink(played))
+    assert _kinds(said) == [AnnouncementKind.WAITING]
+    assert "green-S4 not behind the baseline" in said[0].text
 
 
 def test_a_wink_read_off_for_sure_still_holds_up_the_start() -> None:

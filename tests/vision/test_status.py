@@ -10,7 +10,7 @@ import pytest
 from squop_scenes import SceneWink, camera_at, detections_for, overhead_camera, render
 
 from calibration.camera import CameraModel
-from rules.board import Board, Colour, Wink, WinkSize, WinkStatus
+from rules.board import Board, Colour, Doubt, Wink, WinkSize, WinkStatus
 from vision.board_builder import PEEK_MIN_AREA_MM2
 from vision.pipeline import analyze_frame, prepare_context
 from vision.squop import colour_references_lab
@@ -698,3 +698,58 @@ def test_the_pots_wall_is_read_from_its_side_and_the_felt_from_round_it() -> Non
     felt_lab = cv2.cvtColor(np.uint8([[felt_bgr]]), cv2.COLOR_BGR2LAB)[0, 0].astype(float)
     assert np.allclose(wall.felt_lab, felt_lab)
     assert wall.wall_lab[0] < 10
+
+
+@pytest.mark.parametrize(
+    ("mapping_sigma_mm", "in_doubt"),
+    [
+        # a camera taken as exact: 2 mm is well beyond the wink's own 0.3 mm
+        (0.0, False),
+        # a calibration 1 mm uncertain moves the lines by as much: 2 mm is close
+        (1.0, True),
+    ],
+)
+def test_a_wink_near_the_mat_s_edge_or_its_baseline_is_unsure_by_the_calibration_s_sigma(
+    mapping_sigma_mm: float, in_doubt: bool
+) -> None:
+    # Rule 13 (off when any part crosses the edge) and rule 5.2 (unplayed
+    # behind the baseline) are read against lines the calibration places.
+    camera = overhead_camera(tilt_deg=5.0)
+    radius = WinkSize.SMALL.diameter_mm / 2
+    # Blue's baseline is the line 914.4 mm from the centre across the
+    # diagonal to its corner; the blue wink lies on that diagonal, 2 mm behind it.
+    towards_blue = np.asarray(DEFAULT_CORNERS_MM[Colour.BLUE], float)
+    towards_blue /= np.linalg.norm(towards_blue)
+    blue_xy = towards_blue * (914.4 + 2.0)
+    winks = [
+        SceneWink(Colour.RED, WinkSize.SMALL, 200.0, -457.2 + radius + 2.0),
+        SceneWink(Colour.BLUE, WinkSize.SMALL, float(blue_xy[0]), float(blue_xy[1])),
+    ]
+    context = replace(
+        prepare_context(camera, corners_mm=DEFAULT_CORNERS_MM), mapping_sigma_mm=mapping_sigma_mm
+    )
+    board = analyze_frame(
+        render(camera, winks),
+        context,
+        detections=detections_for(camera, winks, centre_sigma_mm=0.3),
+    ).board
+    red = next(w for w in board.winks if w.colour is Colour.RED and w.mat_xy is not None)
+    blue = next(w for w in board.winks if w.colour is Colour.BLUE and w.mat_xy is not None)
+    assert red.status is WinkStatus.FREE and blue.status is WinkStatus.UNPLAYED
+    assert (Doubt.EDGE in red.doubts) is in_doubt
+    assert (Doubt.BASELINE in blue.doubts) is in_doubt
+
+
+def test_the_context_carries_the_calibration_s_mapping_sigma() -> None:
+    # A bare camera is taken as exact; a calibration states its uncertainty.
+    camera = overhead_camera()
+
+    class _Calibration:
+        def __init__(self, sigma_mm: float) -> None:
+            self.camera = camera
+            self.mapping_sigma_mm = sigma_mm
+
+    assert prepare_context(camera).mapping_sigma_mm == 0.0
+    assert prepare_context(_Calibration(1.7)).mapping_sigma_mm == 1.7
+    # A stated sigma that is not a number is no uncertainty to add.
+    assert prepare_context(_Calibration(float("nan"))).mapping_sigma_mm == 0.0
