@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -353,6 +353,102 @@ def kept_still(board: Board, last: Board, changed_at: Callable[[Wink], bool]) ->
             wink = was
         winks.append(wink)
     return board.with_winks(winks).with_tiddlies(None) if winks != list(board.winks) else board
+
+
+def with_squops_the_shot_explains(
+    board: Board,
+    last: Board,
+    unseen: Collection[str] = (),
+    changed_at: Callable[[Wink], bool] = lambda wink: True,
+) -> Board:
+    """Rule 8.2: squops only as the winks' moves can have made or ended them.
+
+    A squop is made by a shot, the wink that moved landing on one that lay
+    still, and ends only when one of its winks moves. A wink "stayed" when
+    it lies within :data:`MOVED_MM` of where it lay in ``last``; one this
+    view did not see, when the picture did not change where it lay.
+
+    * A new squop the view itself leaves in doubt (``Doubt.SQUOP`` on both
+      winks), with a wink that stayed read on top of one that moved, is
+      turned: the mover is on top. In generated game q3653's video a green
+      wink landing on a blue one on green felt was read under it. A new
+      squop the view is sure of is left as read: a wink can slide under the
+      raised edge of one lying on a third.
+    * A squop of ``last`` between two winks that both stayed is kept, the
+      same way up, however sure the view is of another reading: neither
+      moved, so the one is still over the other. In q3614, after a shot
+      that potted a wink far away, the green wink on top of a blue one on
+      green felt was not seen, and was taken to be under the blue one
+      (:func:`with_unseen_winks`); in q3613 a squop was not read at all.
+      Each time the referee announced a freeing.
+
+    Parameters
+    ----------
+    board, last : Board
+        This view's board and the last one.
+    unseen : collection of str
+        Winks this view did not see (:func:`with_unseen_winks`), kept where
+        they lay.
+    changed_at : callable of Wink to bool
+        Whether the picture changed, since the last view, where a wink lies.
+        By default it did (so no unseen wink stayed).
+    """
+    before = last.by_id
+    now = board.by_id
+    last_pairs = {(w.id, low) for w in last.winks for low in w.squops}
+
+    def stayed(wid: str) -> bool:
+        was, wink = before.get(wid), now.get(wid)
+        if wid in unseen:
+            return was is not None and was.mat_xy is not None and not changed_at(was)
+        return (
+            was is not None
+            and wink is not None
+            and was.mat_xy is not None
+            and wink.mat_xy is not None
+            and was.status not in (WinkStatus.POTTED, WinkStatus.OFF)
+            and wink.status not in (WinkStatus.POTTED, WinkStatus.OFF)
+            and _apart_mm(was, wink) <= MOVED_MM
+        )
+
+    def doubted(upper: str, lower: str) -> bool:
+        return Doubt.SQUOP in now[upper].doubts and Doubt.SQUOP in now[lower].doubts
+
+    pairs = {(w.id, low) for w in board.winks for low in w.squops}
+    wanted = set()
+    for upper, lower in pairs:
+        if (lower, upper) in last_pairs and stayed(upper) and stayed(lower):
+            continue  # the last view's order is kept, below
+        if (
+            (upper, lower) not in last_pairs
+            and (lower, upper) not in last_pairs
+            and doubted(upper, lower)
+            and stayed(upper)
+            and not stayed(lower)
+        ):
+            wanted.add((lower, upper))  # the mover on top
+            continue
+        wanted.add((upper, lower))
+    wanted |= {(upper, lower) for upper, lower in last_pairs if stayed(upper) and stayed(lower)}
+    if wanted == pairs:
+        return board
+    squops: dict[str, list[str]] = {w.id: [] for w in board.winks}
+    for upper, lower in sorted(wanted):
+        squops[upper].append(lower)
+    covered = {lower for _, lower in wanted}
+    touched = {wid for pair in wanted ^ pairs for wid in pair}
+    winks = []
+    for wink in board.winks:
+        if wink.id in touched:
+            if wink.id in covered:
+                status = WinkStatus.SQUOPPED
+            elif wink.status is WinkStatus.SQUOPPED:
+                status = WinkStatus.FREE
+            else:
+                status = wink.status
+            wink = wink.with_squops(squops[wink.id]).with_status(status)
+        winks.append(wink)
+    return board.with_winks(winks).with_tiddlies(None)
 
 
 def _where_a_wink_lay(mat_xy_mm: Sequence[float], radius_mm: float, placed: Sequence[Wink]) -> bool:
@@ -928,6 +1024,7 @@ class Referee:
         board = without_still_unplayed_squops(board, self._board, changed_at)
         board = kept_still(board, self._board, changed_at)
         board = kept_unplayed(board, self._board)
+        board = with_squops_the_shot_explains(board, self._board, unseen, changed_at)
         moved = _changed_winks(self._board, board)
         if not moved:
             return said
@@ -971,7 +1068,7 @@ class Referee:
             say(
                 AnnouncementKind.REVIEW,
                 f"Umpire: {', '.join(lost)} not seen in this view; taken to be where "
-                f"{'it was' if len(lost) == 1 else 'they were'}, free of squops: please check.",
+                f"{'it was' if len(lost) == 1 else 'they were'}: please check.",
             )
         self._said.unseen = set(unseen)
         for text in analysis.reviews:

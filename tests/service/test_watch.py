@@ -28,6 +28,7 @@ from service.watch import (
     extra_unseen_detections,
     kept_still,
     kept_unplayed,
+    with_squops_the_shot_explains,
     with_unseen_winks,
     without_still_unplayed_squops,
     without_unseen_arrivals,
@@ -745,3 +746,98 @@ def test_a_resumed_game_counts_only_winks_in_play_or_potted_read_back_behind_a_b
         recorded = wink.with_position(*recorded_xy_mm).with_status(recorded_status)
     back = _played_back_in_baulk(start, start.with_wink(recorded), DEFAULT_CORNERS_MM)
     assert back == (["blue-S1"] if counted else [])
+
+
+def _read_blue_on_green(*, doubted: bool, blue_xy: tuple[float, float]) -> Board:
+    """The view after green-S4 was played next to blue-S3: read as blue-S3 on green-S4."""
+    board = make_board(free={"blue-S3": blue_xy, "green-S4": (-596.0, 300.0)})
+    blue = board.wink("blue-S3").with_squops(["green-S4"])
+    green = board.wink("green-S4").with_status(WinkStatus.SQUOPPED)
+    if doubted:
+        blue = blue.model_copy(update={"doubts": (Doubt.SQUOP,), "uncertain": True})
+        green = green.model_copy(update={"doubts": (Doubt.SQUOP,), "uncertain": True})
+    return board.with_winks(
+        [*(w for w in board.winks if w.id not in ("blue-S3", "green-S4")), blue, green]
+    )
+
+
+@pytest.mark.parametrize(
+    ("doubted", "blue_xy", "turned"),
+    [
+        # blue lay still and the view cannot order them: green, played, is on top
+        (True, (-600.0, 300.0), True),
+        # the view is sure blue is on top: left as read
+        (False, (-600.0, 300.0), False),
+        # blue moved too (10 mm): either could have landed on the other
+        (True, (-590.0, 300.0), False),
+    ],
+)
+def test_a_new_squop_the_view_cannot_order_has_the_played_wink_on_top(
+    doubted: bool, blue_xy: tuple[float, float], turned: bool
+) -> None:
+    """Rule 8.2 (generated game q3653's video): the wink that lands is the one above."""
+    last = make_board(free={"blue-S3": (-600.0, 300.0)})
+    out = with_squops_the_shot_explains(_read_blue_on_green(doubted=doubted, blue_xy=blue_xy), last)
+    if turned:
+        assert out.wink("green-S4").squops == ("blue-S3",)
+        assert out.wink("blue-S3").squops == ()
+        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
+        assert out.wink("green-S4").status is WinkStatus.FREE
+        assert not out.problems()
+    else:
+        assert out.wink("blue-S3").squops == ("green-S4",)
+        assert out.wink("green-S4").status is WinkStatus.SQUOPPED
+
+
+@pytest.mark.parametrize(
+    ("doubted", "green_xy", "kept"),
+    [
+        # neither moved since the last view: the squop keeps its order
+        (True, (-596.0, 300.0), True),
+        # however sure the view is of the other order (generated game q3614)
+        (False, (-596.0, 300.0), True),
+        # green's centre moved 16 mm: the pile was struck, read as seen
+        (True, (-580.0, 300.0), False),
+    ],
+)
+def test_a_squop_read_the_other_way_up_keeps_its_order_while_neither_wink_moves(
+    doubted: bool, green_xy: tuple[float, float], kept: bool
+) -> None:
+    """Rule 8.2: a wink comes to lie on another only by moving."""
+    read = _read_blue_on_green(doubted=doubted, blue_xy=(-600.0, 300.0))
+    last = make_board(free={"blue-S3": (-600.0, 300.0)}, squops={"green-S4": "blue-S3"})
+    last = last.with_wink(last.wink("green-S4").with_position(*green_xy))
+    out = with_squops_the_shot_explains(read, last)
+    if kept:
+        assert out.wink("green-S4").squops == ("blue-S3",)
+        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
+    else:
+        assert out == read
+
+
+@pytest.mark.parametrize(
+    ("unseen", "picture_changed", "kept"),
+    [
+        # both seen where they lay, the squop not read (generated game q3613)
+        ((), False, True),
+        # green not seen, and the picture the same where it lay (q3614)
+        (("green-S4",), False, True),
+        # green not seen, and the picture changed there: it may have been played
+        (("green-S4",), True, False),
+    ],
+)
+def test_a_squop_lost_from_view_while_neither_wink_moves_is_kept(
+    unseen: tuple[str, ...], picture_changed: bool, kept: bool
+) -> None:
+    """Rule 8.2: a squop ends only when one of its winks moves."""
+    last = make_board(free={"blue-S3": (-600.0, 300.0)}, squops={"green-S4": "blue-S3"})
+    read = last.with_winks(
+        [last.wink("green-S4").with_squops(()), last.wink("blue-S3").with_status(WinkStatus.FREE)]
+    )
+    out = with_squops_the_shot_explains(read, last, unseen, lambda wink: picture_changed)
+    if kept:
+        assert out.wink("green-S4").squops == ("blue-S3",)
+        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
+        assert not out.problems()
+    else:
+        assert out == read
