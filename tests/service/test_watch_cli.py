@@ -437,3 +437,33 @@ def test_a_view_from_before_the_camera_was_moved_is_not_judged() -> None:
     assert [v.frame.label for v in kept] == ["start"]
     # The view is told when the motion before the view the mat was found in began.
     assert kept[0].motion_began_s == 3.0 and kept[0].next_motion_began_s == 6.0
+
+
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_views_are_judged_by_lining_up_when_the_edge_check_refuses_the_found_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Generated game q3671: beige felt on a pale table in patchy light, the
+    # mat-edge check refused even the photo the calibration was made from,
+    # so the starting position, seen before the mat was found, was never
+    # judged. Such a check tells nothing; the lining up still does.
+    import service.commands.watch as watch_command
+    from calibration import calibrate
+    from calibration.mat import CalibrationFailure, FailureReason
+
+    start = cv2.imread(str(GAME / "frame_000.jpg"))
+    calibration = calibrate(start)
+    monkeypatch.setattr(
+        watch_command,
+        "camera_moved",
+        lambda image, camera: CalibrationFailure(FailureReason.CAMERA_MOVED, "shaded edge"),
+    )
+    tried = [
+        watch_command._EarlierView(
+            Frame(image_bgr=np.roll(start, 60, axis=1), t_s=1.0, label="moved"), 0.5
+        ),
+        watch_command._EarlierView(Frame(image_bgr=start, t_s=4.0, label="start"), 3.0),
+    ]
+    found = Frame(image_bgr=start, t_s=7.0, label="found")
+    kept = watch_command._views_of_this_camera(tried, calibration, 6.0, found)
+    assert [v.frame.label for v in kept] == ["start"]
