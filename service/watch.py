@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rules.board import (
+    POT_BASE_DIAMETER_MM,
     POT_TOP_DIAMETER_MM,
     WINKS_PER_COLOUR,
     Board,
@@ -451,6 +452,47 @@ def with_squops_the_shot_explains(
     return board.with_winks(winks).with_tiddlies(None)
 
 
+def with_others_unplayed_kept(board: Board, last: Board, colour: Colour) -> tuple[Board, list[str]]:
+    """Rule 10.1: a shot of ``colour`` brings none of another colour's unplayed winks into play.
+
+    A shot plays a wink of the colour whose turn it is (10.1, 10.1.1). The
+    rules engine refuses a shot that brings another colour's unplayed wink
+    into play, and the referee then understood neither that view nor,
+    often, the next. Such a reading
+    is the camera's: a corner wink taken for another colour's, or another
+    colour's wink given its id (generated game q3631's video: a blue
+    corner wink read as green on red's shot). Those winks keep their place
+    and status of ``last``, out of any squop, and the ids are returned for
+    the umpire.
+    """
+    before = last.by_id
+    kept = [
+        w.id
+        for w in board.winks
+        if w.colour is not colour
+        and w.id in before
+        and before[w.id].status is WinkStatus.UNPLAYED
+        and w.status is not WinkStatus.UNPLAYED
+    ]
+    if not kept:
+        return board, []
+    gone = set(kept)
+    winks = [
+        before[w.id]
+        if w.id in gone
+        else w.with_squops([low for low in w.squops if low not in gone])
+        for w in board.winks
+    ]
+    covered = {low for w in winks for low in w.squops}
+    winks = [
+        w.with_status(WinkStatus.FREE)
+        if w.status is WinkStatus.SQUOPPED and w.id not in covered
+        else w
+        for w in winks
+    ]
+    return board.with_winks(winks).with_tiddlies(None), kept
+
+
 def _where_a_wink_lay(mat_xy_mm: Sequence[float], radius_mm: float, placed: Sequence[Wink]) -> bool:
     """Whether a disc at ``mat_xy_mm`` overlaps any of the ``placed`` winks (mat mm)."""
     return any(
@@ -693,30 +735,56 @@ def _steady(board: Board, last: Board, moved: Sequence[str]) -> Board:
     return board.with_winks(winks)
 
 
-def _misread_at_the_edge(wink: Wink, corners_mm: Mapping[Colour, Sequence[float]]) -> bool:
-    """Whether a wink read before the start is the mat's own edge, not a wink.
+#: Before the start, a wink read with its outline this near the pot's foot
+#: (or over it) is the pot's shadow or wall, not a wink, mm.
+POT_FOOT_MARGIN_MM = 2.0
+
+
+def _misread_before_the_start(
+    wink: Wink,
+    corners_mm: Mapping[Colour, Sequence[float]],
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> bool:
+    """Whether a wink read before the start is the mat's edge or the pot, not a wink.
 
     Rule 5.2 puts every wink behind a baseline at the start, so one read
-    with its outline at the mat's edge (``Doubt.EDGE``: just off it, or just
-    on it within the calibration's uncertainty), and behind no baseline, is
-    the felt blurred into the table along the edge, not a wink. Generated
-    game q3613 showed a "green wink" across the long edge of green felt in a
-    video's view; q3653 one 5 mm inside that edge, under a calibration 2.1
-    mm uncertain. It is taken as not seen.
+    behind no baseline where phantoms come from is taken as not seen:
+
+    * with its outline at the mat's edge (``Doubt.EDGE``: just off it, or
+      just on it within the calibration's uncertainty), the felt blurred
+      into the table along the edge. Generated game q3613 showed a "green
+      wink" across the long edge of green felt in a video's view; q3653 one
+      5 mm inside that edge, under a calibration 2.1 mm uncertain;
+    * with its outline at the pot's foot (:data:`POT_FOOT_MARGIN_MM`), the
+      pot's shadow or wall: in game o3664's video the shadow of a
+      translucent blue pot on green felt was read as a green wink.
     """
-    return (
-        wink.status in (WinkStatus.OFF, WinkStatus.FREE)
-        and Doubt.EDGE in wink.doubts
-        and not _behind_a_baseline(wink, corners_mm)
+    if wink.status not in (WinkStatus.OFF, WinkStatus.FREE) or _behind_a_baseline(wink, corners_mm):
+        return False
+    if Doubt.EDGE in wink.doubts:
+        return True
+    if wink.mat_xy is None:
+        return False
+    from_axis_mm = float(np.hypot(*np.subtract(wink.mat_xy, pot_centre_mm)))
+    return from_axis_mm < POT_BASE_DIAMETER_MM / 2 + wink.radius_mm + POT_FOOT_MARGIN_MM
+
+
+def _without_misreadings_before_the_start(
+    board: Board,
+    corners_mm: Mapping[Colour, Sequence[float]],
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> Board:
+    """The board before the start without the winks :func:`_misread_before_the_start` finds."""
+    return board.with_winks(
+        [w for w in board.winks if not _misread_before_the_start(w, corners_mm, pot_centre_mm)]
     )
 
 
-def _without_edge_misreadings(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) -> Board:
-    """The board before the start without the winks :func:`_misread_at_the_edge` finds."""
-    return board.with_winks([w for w in board.winks if not _misread_at_the_edge(w, corners_mm)])
-
-
-def _not_at_start(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) -> list[str]:
+def _not_at_start(
+    board: Board,
+    corners_mm: Mapping[Colour, Sequence[float]],
+    pot_centre_mm: Sequence[float] = (0.0, 0.0),
+) -> list[str]:
     """What keeps the board from being the starting position (rule 5.2), in words.
 
     A wink seen in play keeps it from being the start, unless it lies
@@ -724,15 +792,15 @@ def _not_at_start(board: Board, corners_mm: Mapping[Colour, Sequence[float]]) ->
     does not, when at least :data:`SEEN_AT_START` of its colour are
     seen behind the baseline: the detector misses the odd wink in a crowded
     corner, and one that is there is found when it is played. Nor does one
-    read off the mat at its edge (:func:`_misread_at_the_edge`): it counts
-    as not seen.
+    read at the mat's edge or the pot's foot (:func:`_misread_before_the_start`):
+    it counts as not seen.
     """
     said = []
     for colour in Colour:
         winks = board.of_colour(colour)
         # Counted potted only because it was not seen (none is potted yet).
         unseen = [w for w in winks if w.status is WinkStatus.POTTED and Doubt.INFERRED in w.doubts]
-        unseen += [w for w in winks if _misread_at_the_edge(w, corners_mm)]
+        unseen += [w for w in winks if _misread_before_the_start(w, corners_mm, pot_centre_mm)]
         away = [
             w.id
             for w in winks
@@ -979,7 +1047,8 @@ class Referee:
                 said += self._next_line(frame.label)
 
         if self._board is None:
-            problems = tuple(_not_at_start(board, self.analyzer.context.corners_mm))
+            context = self.analyzer.context
+            problems = tuple(_not_at_start(board, context.corners_mm, context.pot_centre_mm))
             if problems:
                 if problems != self._said.waiting_said:
                     say(
@@ -989,9 +1058,13 @@ class Referee:
                     )
                     self._said.waiting_said = problems
                 return said
-            corners = self.analyzer.context.corners_mm
             self._board, unseen = with_unseen_winks(
-                as_starting_position(_without_edge_misreadings(board, corners)), None
+                as_starting_position(
+                    _without_misreadings_before_the_start(
+                        board, context.corners_mm, context.pot_centre_mm
+                    )
+                ),
+                None,
             )
             self._image = frame.image_bgr
             seen_text = (
@@ -1025,6 +1098,7 @@ class Referee:
         board = kept_still(board, self._board, changed_at)
         board = kept_unplayed(board, self._board)
         board = with_squops_the_shot_explains(board, self._board, unseen, changed_at)
+        board, kept_back = with_others_unplayed_kept(board, self._board, self._to_play())
         moved = _changed_winks(self._board, board)
         if not moved:
             return said
@@ -1071,6 +1145,14 @@ class Referee:
                 f"{'it was' if len(lost) == 1 else 'they were'}: please check.",
             )
         self._said.unseen = set(unseen)
+        if kept_back:
+            say(
+                AnnouncementKind.REVIEW,
+                f"Umpire: {', '.join(kept_back)} read as brought into play by "
+                f"{colour.value}'s shot; taken to be where "
+                f"{'it was' if len(kept_back) == 1 else 'they were'}, behind the baseline: "
+                "please check.",
+            )
         for text in analysis.reviews:
             # Said when it newly appears: the same words can be a new case.
             if text not in self._said.reviews_said:

@@ -28,6 +28,7 @@ from service.watch import (
     extra_unseen_detections,
     kept_still,
     kept_unplayed,
+    with_others_unplayed_kept,
     with_squops_the_shot_explains,
     with_unseen_winks,
     without_still_unplayed_squops,
@@ -66,7 +67,7 @@ class _StandInAnalyzer:
     views: dict[int, _View] = field(default_factory=dict)
     context: Any = field(
         default_factory=lambda: SimpleNamespace(
-            corners_mm=DEFAULT_CORNERS_MM, camera=_PixelCamera()
+            corners_mm=DEFAULT_CORNERS_MM, pot_centre_mm=(0.0, 0.0), camera=_PixelCamera()
         )
     )
 
@@ -650,6 +651,17 @@ def test_a_wink_read_at_the_mat_s_edge_does_not_hold_up_the_start(
     assert camera.referee._board.wink("green-S4").mat_xy != (19.0, y_mm)
 
 
+def test_a_wink_read_at_the_pot_s_foot_does_not_hold_up_the_start() -> None:
+    """Rule 5.2 (generated game o3664's video): the pot's shadow read as a green wink."""
+    camera = _Camera()
+    start = _placed_start()
+    # 26.5 mm from the pot's axis: the small wink's outline 0.5 mm over the foot.
+    phantom = start.wink("green-S4").with_status(WinkStatus.FREE).with_position(-25.5, -7.25)
+    said = camera.see(start.with_wink(phantom))
+    assert _kinds(said) == [AnnouncementKind.START]
+    assert "green-S4 taken to be there too (not seen)" in said[0].text
+
+
 def test_a_wink_read_on_the_field_for_sure_still_holds_up_the_start() -> None:
     # Clear of the edge: a wink played before the referee saw the start.
     camera = _Camera()
@@ -841,3 +853,25 @@ def test_a_squop_lost_from_view_while_neither_wink_moves_is_kept(
         assert not out.problems()
     else:
         assert out == read
+
+
+def test_another_colour_s_unplayed_wink_read_in_play_on_a_shot_is_kept_behind_its_baseline() -> (
+    None
+):
+    """Rule 10.1 (generated game q3631's video): red's shot brings no blue wink into play."""
+    last = make_board(free={"red-L1": (200.0, -100.0)})
+    # The view: red-L1 played onto a blue wink read out of its corner.
+    read = make_board(free={"red-L1": (-300.0, 150.0), "blue-S1": (-296.0, 150.0)})
+    read = read.with_winks(
+        [
+            read.wink("red-L1").with_squops(["blue-S1"]),
+            read.wink("blue-S1").with_status(WinkStatus.SQUOPPED),
+        ]
+    )
+    out, kept = with_others_unplayed_kept(read, last, Colour.RED)
+    assert kept == ["blue-S1"]
+    assert out.wink("blue-S1") == last.wink("blue-S1")
+    assert out.wink("red-L1").squops == ()
+    assert not out.problems()
+    # On blue's own shot the same reading stands.
+    assert with_others_unplayed_kept(read, last, Colour.BLUE) == (read, [])
