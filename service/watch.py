@@ -258,7 +258,11 @@ def _changed_winks(before: Board, after: Board) -> list[str]:
         if was is None or was.status is not wink.status or set(was.squops) != set(wink.squops):
             out.append(wink.id)
         elif (was.mat_xy is None) != (wink.mat_xy is None):
-            out.append(wink.id)
+            # A wink taken to be behind its baseline at the start without
+            # being seen, and now seen there, was found, not played (rule
+            # 9.3 needs a wink to cross its baseline to make a shot).
+            if not (was.mat_xy is None and wink.status is WinkStatus.UNPLAYED):
+                out.append(wink.id)
         elif was.mat_xy is not None and wink.mat_xy is not None:
             if _apart_mm(was, wink) > MOVED_MM:
                 out.append(wink.id)
@@ -376,8 +380,9 @@ def with_squops_the_shot_explains(
       squop the view is sure of is left as read: a wink can slide under the
       raised edge of one lying on a third.
     * A squop of ``last`` between two winks that both stayed is kept, the
-      same way up, however sure the view is of another reading: neither
-      moved, so the one is still over the other. In q3614, after a shot
+      same way up, however sure the view is of another reading, unless the
+      view sees the two surely apart in plan: neither moved more than a
+      nudge, so the one is still over the other. In q3614, after a shot
       that potted a wink far away, the green wink on top of a blue one on
       green felt was not seen, and was taken to be under the blue one
       (:func:`with_unseen_winks`); in q3613 a squop was not read at all.
@@ -393,6 +398,13 @@ def with_squops_the_shot_explains(
     changed_at : callable of Wink to bool
         Whether the picture changed, since the last view, where a wink lies.
         By default it did (so no unseen wink stayed).
+
+    Returns
+    -------
+    Board
+        ``board`` with those squops, and the statuses that follow from them
+        (its tiddlies left for the engine to count); ``board`` itself when
+        nothing changed.
     """
     before = last.by_id
     now = board.by_id
@@ -415,10 +427,25 @@ def with_squops_the_shot_explains(
     def doubted(upper: str, lower: str) -> bool:
         return Doubt.SQUOP in now[upper].doubts and Doubt.SQUOP in now[lower].doubts
 
+    def still_over(upper: str, lower: str) -> bool:
+        # Two winks that stayed, still over each other unless this view
+        # sees them surely apart: a nudge of under MOVED_MM can end a squop
+        # of little overlap.
+        if not (stayed(upper) and stayed(lower)):
+            return False
+        if upper in unseen or lower in unseen:
+            return True
+        top, bottom = now[upper], now[lower]
+        return (
+            Doubt.SQUOP in top.doubts
+            or Doubt.SQUOP in bottom.doubts
+            or _apart_mm(top, bottom) < top.radius_mm + bottom.radius_mm
+        )
+
     pairs = {(w.id, low) for w in board.winks for low in w.squops}
     wanted = set()
     for upper, lower in pairs:
-        if (lower, upper) in last_pairs and stayed(upper) and stayed(lower):
+        if (lower, upper) in last_pairs and still_over(lower, upper):
             continue  # the last view's order is kept, below
         if (
             (upper, lower) not in last_pairs
@@ -430,7 +457,7 @@ def with_squops_the_shot_explains(
             wanted.add((lower, upper))  # the mover on top
             continue
         wanted.add((upper, lower))
-    wanted |= {(upper, lower) for upper, lower in last_pairs if stayed(upper) and stayed(lower)}
+    wanted |= {(upper, lower) for upper, lower in last_pairs if still_over(upper, lower)}
     if wanted == pairs:
         return board
     squops: dict[str, list[str]] = {w.id: [] for w in board.winks}
@@ -452,18 +479,43 @@ def with_squops_the_shot_explains(
     return board.with_winks(winks).with_tiddlies(None)
 
 
-def with_others_unplayed_kept(board: Board, last: Board, colour: Colour) -> tuple[Board, list[str]]:
-    """Rule 10.1: a shot of ``colour`` brings none of another colour's unplayed winks into play.
+def with_others_unplayed_kept(
+    board: Board,
+    last: Board,
+    colour: Colour,
+    changed_at: Callable[[Wink], bool] = lambda wink: True,
+) -> tuple[Board, list[str]]:
+    """Another colour's unplayed wink read in play where its corner did not change stays unplayed.
 
-    A shot plays a wink of the colour whose turn it is (10.1, 10.1.1). The
-    rules engine refuses a shot that brings another colour's unplayed wink
-    into play, and the referee then understood neither that view nor,
-    often, the next. Such a reading
-    is the camera's: a corner wink taken for another colour's, or another
-    colour's wink given its id (generated game q3631's video: a blue
-    corner wink read as green on red's shot). Those winks keep their place
-    and status of ``last``, out of any squop, and the ids are returned for
-    the umpire.
+    A shot plays a wink of the colour whose turn it is (rule 10.1), and the
+    rules engine refuses a view in which another colour's unplayed wink came
+    into play; the referee then understood neither that view nor, often,
+    the next. When the picture did not change where that wink lay, the
+    reading is the camera's, not the game's: a corner wink taken for
+    another colour's, or another colour's wink given its id (generated game
+    q3631's video: a blue corner wink read as green on red's shot). Such a
+    wink keeps its place and status of ``last``, out of any squop. Where the
+    picture did change (a shot out of turn, or one the referee missed), the
+    reading stands and the engine says what is wrong.
+
+    Parameters
+    ----------
+    board : Board
+        As the camera read this view.
+    last : Board
+        The board before this view.
+    colour : Colour
+        The colour whose shot this view follows.
+    changed_at : callable
+        Whether the picture changed where a wink of ``last`` lay (False for
+        a wink never seen, whose place is not known). By default it did, so
+        no wink is kept back.
+
+    Returns
+    -------
+    board : Board
+    kept : list of str
+        The ids of the winks kept behind their baseline, for the umpire.
     """
     before = last.by_id
     kept = [
@@ -473,6 +525,7 @@ def with_others_unplayed_kept(board: Board, last: Board, colour: Colour) -> tupl
         and w.id in before
         and before[w.id].status is WinkStatus.UNPLAYED
         and w.status is not WinkStatus.UNPLAYED
+        and not changed_at(before[w.id])
     ]
     if not kept:
         return board, []
@@ -1098,7 +1151,9 @@ class Referee:
         board = kept_still(board, self._board, changed_at)
         board = kept_unplayed(board, self._board)
         board = with_squops_the_shot_explains(board, self._board, unseen, changed_at)
-        board, kept_back = with_others_unplayed_kept(board, self._board, self._to_play())
+        board, kept_back = with_others_unplayed_kept(
+            board, self._board, self._to_play(), changed_at
+        )
         moved = _changed_winks(self._board, board)
         if not moved:
             return said

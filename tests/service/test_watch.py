@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rules.board import Board, Colour, Doubt, WinkStatus, starting_board
+from rules.board import Board, Colour, Doubt, Wink, WinkStatus, starting_board
 from rules.engine import Game, replay_record
 from rules.events import EventType
 from rules.record import GameRecord, ShotRecord, load_record
@@ -855,6 +855,31 @@ def test_a_squop_lost_from_view_while_neither_wink_moves_is_kept(
         assert out == read
 
 
+@pytest.mark.parametrize(
+    ("doubted", "kept"),
+    [
+        (False, False),  # read surely apart: the nudge ended the squop
+        (True, True),  # the view unsure of the pair: the last squop stands
+    ],
+)
+def test_a_nudge_that_parts_a_squop_of_little_overlap_ends_it(doubted: bool, kept: bool) -> None:
+    """Rule 8.2: a squop of 2.5 mm overlap ends when its upper wink moves 3 mm off it."""
+    last = make_board(free={"blue-S3": (-600.0, 300.0)}, squops={"green-S4": "blue-S3"})
+    last = last.with_wink(last.wink("green-S4").with_position(-586.5, 300.0))
+    read = make_board(free={"blue-S3": (-600.0, 300.0), "green-S4": (-583.5, 300.0)})
+    if doubted:
+        for wid in ("blue-S3", "green-S4"):
+            read = read.with_wink(
+                read.wink(wid).model_copy(update={"uncertain": True, "doubts": (Doubt.SQUOP,)})
+            )
+    out = with_squops_the_shot_explains(read, last)
+    if kept:
+        assert out.wink("green-S4").squops == ("blue-S3",)
+        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
+    else:
+        assert out == read
+
+
 def test_another_colour_s_unplayed_wink_read_in_play_on_a_shot_is_kept_behind_its_baseline() -> (
     None
 ):
@@ -868,10 +893,53 @@ def test_another_colour_s_unplayed_wink_read_in_play_on_a_shot_is_kept_behind_it
             read.wink("blue-S1").with_status(WinkStatus.SQUOPPED),
         ]
     )
-    out, kept = with_others_unplayed_kept(read, last, Colour.RED)
+
+    def corner_unchanged(wink: Wink) -> bool:
+        return False
+
+    out, kept = with_others_unplayed_kept(read, last, Colour.RED, corner_unchanged)
     assert kept == ["blue-S1"]
     assert out.wink("blue-S1") == last.wink("blue-S1")
     assert out.wink("red-L1").squops == ()
     assert not out.problems()
     # On blue's own shot the same reading stands.
-    assert with_others_unplayed_kept(read, last, Colour.BLUE) == (read, [])
+    assert with_others_unplayed_kept(read, last, Colour.BLUE, corner_unchanged) == (read, [])
+
+
+def test_another_colour_s_unplayed_wink_that_left_its_corner_is_left_to_the_engine() -> None:
+    """Rule 10.1: where the picture changed at its corner, the wink really moved."""
+    last = make_board(free={"red-L1": (200.0, -100.0)})
+    read = make_board(free={"red-L1": (200.0, -100.0), "blue-S1": (-296.0, 150.0)})
+    assert with_others_unplayed_kept(read, last, Colour.RED, lambda wink: True) == (read, [])
+
+
+def test_a_wink_of_the_colour_not_to_play_brought_into_play_is_not_understood() -> None:
+    """Rule 10.1: blue to play, and green's wink left its corner (a shot out of turn or missed)."""
+    camera = _Camera()
+    start = _placed_start()
+    camera.see(start)
+    # The stand-in's picture changes wherever a wink lay: green-S1's corner too.
+    green = start.wink("green-S1").with_status(WinkStatus.FREE).with_position(-500.0, 200.0)
+    said = camera.see(start.with_wink(green))
+    assert _kinds(said) == [AnnouncementKind.NOT_UNDERSTOOD]
+    assert "green-S1" in said[0].text
+    assert camera.referee.record.shots == ()
+
+
+def test_winks_not_seen_at_the_start_and_then_seen_behind_their_baseline_are_not_a_shot() -> None:
+    """Rules 5.5, 9.3: squidge-off winks at the pot's foot, put back behind the baselines."""
+    camera = _Camera()
+    start = _placed_start()
+    squidged = start
+    for wid, mat_xy in {"blue-S4": (-27.0, 0.0), "green-S4": (27.0, 0.0)}.items():
+        squidged = squidged.with_wink(
+            squidged.wink(wid).with_status(WinkStatus.FREE).with_position(*mat_xy)
+        )
+    # Read as the pot's shadow before the start, so taken as not seen.
+    assert _kinds(camera.see(squidged)) == [AnnouncementKind.START]
+    assert camera.see(start) == []
+    assert camera.referee.record.shots == ()
+    blue = start.wink("blue-S1").with_status(WinkStatus.FREE).with_position(-500.0, 200.0)
+    said = camera.see(start.with_wink(blue))
+    assert _kinds(said)[0] is AnnouncementKind.SHOT
+    assert "blue-S1 moved" in said[0].text
