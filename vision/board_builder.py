@@ -688,8 +688,10 @@ def assemble_board(
     sigma = np.maximum(np.asarray(dets.centre_sigma_mm, float), CENTRE_SIGMA_FLOOR_MM)
     # A wink's distance from the mat's edge or a baseline carries the wink's
     # own centre error and the calibration's, which moves the lines. A squop
-    # call leaves the latter out: two winks side by side share it.
-    line_sigma = np.hypot(sigma, max(0.0, mapping_sigma_mm))
+    # call leaves the latter out: two winks side by side share it, and so do a
+    # wink and the pot, found in the same picture. The calibration's sigma is
+    # its worst over the mat, so near the middle this is on the cautious side.
+    line_sigma_mm = np.hypot(sigma, max(0.0, mapping_sigma_mm))
 
     # Rule 13: off when any part crosses the mat's edge (wink on the table
     # sits a mat's thickness lower; its plan position barely moves).
@@ -737,11 +739,11 @@ def assemble_board(
         if resized[i]:
             reasons[i].append("size class relabelled to fit rule 2.1.1")
             doubts[i].add(Doubt.SIZE)
-        if not potted[i] and abs(edge[i]) < k_sigma * line_sigma[i]:
+        if not potted[i] and abs(edge[i]) < k_sigma * line_sigma_mm[i]:
             uncertain[i] = True
             reasons[i].append(f"outline {edge[i]:+.2f} mm from the mat's edge (rule 13)")
             doubts[i].add(Doubt.EDGE)
-        if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * line_sigma[i]:
+        if not potted[i] and not off[i] and abs(behind[i]) < k_sigma * line_sigma_mm[i]:
             uncertain[i] = True
             reasons[i].append(f"centre {behind[i]:+.2f} mm from its baseline")
             doubts[i].add(Doubt.BASELINE)

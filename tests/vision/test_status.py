@@ -703,7 +703,7 @@ def test_the_pots_wall_is_read_from_its_side_and_the_felt_from_round_it() -> Non
 @pytest.mark.parametrize(
     ("mapping_sigma_mm", "in_doubt"),
     [
-        # a camera taken as exact: 2 mm is well beyond the wink's own 0.3 mm
+        # a camera taken as exact: 2 mm is beyond 3 times the wink's own 0.5 mm (the floor)
         (0.0, False),
         # a calibration 1 mm uncertain moves the lines by as much: 2 mm is close
         (1.0, True),
