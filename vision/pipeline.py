@@ -961,8 +961,11 @@ class StillCameraAnalyzer:
         small = self._shrunk(image_bgr)
         levels = CHANGED_LEVELS_AFTER_MOTION if after_motion else CHANGED_LEVELS
         if self._last is not None and self._last_small is not None and detections is None:
-            mask = self.context.mat_mask_small.astype(bool)
-            change = np.abs(small - self._last_small).max(axis=2)[mask]
+            # Over the mat and the table round it, as the search round a
+            # change: the mat's own mask keeps well inside its edge, and a
+            # wink moved there alone (beside the far edge of an oblique view
+            # that is tens of mm) would leave the frame "unchanged".
+            change = np.abs(small - self._last_small).max(axis=2)[self._watch]
             if (
                 float(change.mean()) < UNCHANGED_MEAN_LEVELS
                 and int(np.count_nonzero(change > levels)) <= UNCHANGED_MAX_PIXELS

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from squop_scenes import SceneWink, detections_for, overhead_camera, render
 
-from rules.board import Colour, WinkSize, WinkStatus
+from rules.board import MAT_WIDTH_MM, Colour, WinkSize, WinkStatus
 from tools.groundtruth import load_scene, to_canonical_frame
 from vision.detections import WinkDetections
 from vision.pipeline import (
@@ -435,6 +435,20 @@ def test_still_camera_does_not_take_a_wink_nudged_two_millimetres_for_an_unchang
     after = analyzer.analyze(render(camera, nudged))
     assert "reused" not in after.timings_ms
     assert _placed(after.board)["green-S1"] == (302, -200)
+
+
+def test_still_camera_sees_a_wink_moved_along_the_mat_s_edge_alone() -> None:
+    """Generated game q3812: a blue wink played along the far edge of an oblique view
+    changed only shrunk pixels outside the mat's inset mask, and the shot was missed."""
+    camera = overhead_camera()
+    analyzer = StillCameraAnalyzer(camera)
+    # A small wink 2 mm inside the long edge (its centre 10 mm in), on its own.
+    edge_y_mm = MAT_WIDTH_MM / 2 - 10.0
+    analyzer.analyze(render(camera, [*SPREAD, SceneWink(Y, S, 600.0, edge_y_mm)]))
+    after = analyzer.analyze(render(camera, [*SPREAD, SceneWink(Y, S, 300.0, edge_y_mm)]))
+    assert "reused" not in after.timings_ms
+    yellow = [w for w in after.board.of_colour(Y) if w.x_mm is not None and w.y_mm > 400.0]
+    assert [round(w.x_mm) for w in yellow] == [300]
 
 
 def test_felt_distance_bar_matches_numpy_hypot_also_next_to_the_bar() -> None:
