@@ -1174,6 +1174,7 @@ class Referee:
         colour = self._to_play()
         shot = ShotRecord(t=self._shot_time(began_s), colour=colour, board=board)
         index = len(self.record.shots)
+        last = self._board.by_id
         try:
             self.game.play(shot, index=index)
         except IllegalRecordError as exc:
@@ -1207,6 +1208,23 @@ class Referee:
                 f"{colour.value}'s shot; taken to be where "
                 f"{'it was' if len(kept_back) == 1 else 'they were'}, behind the baseline: "
                 "please check.",
+            )
+        potted_unseen = sorted(
+            w.id
+            for w in board.winks
+            if w.status is WinkStatus.POTTED
+            and Doubt.INFERRED in w.doubts
+            and (w.id not in last or last[w.id].status is not WinkStatus.POTTED)
+        )
+        if potted_unseen:
+            # Rule 8.1 gives a potting its extra shot (rule 12): one counted
+            # only because the wink is seen nowhere else may lie where the pot
+            # or a hand hides the mat.
+            say(
+                AnnouncementKind.REVIEW,
+                f"Umpire: {', '.join(potted_unseen)} counted potted without being seen in the "
+                f"pot ({'it is' if len(potted_unseen) == 1 else 'they are'} seen nowhere "
+                "else; the pot hides part of the mat from the camera): please check.",
             )
         for text in analysis.reviews:
             # Said when it newly appears: the same words can be a new case.

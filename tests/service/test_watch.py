@@ -194,6 +194,34 @@ def test_potting_an_own_wink_is_announced_with_its_extra_shot() -> None:
     assert "green to play" in second[-1].text
 
 
+@pytest.mark.parametrize(
+    ("doubts", "umpire_told"),
+    [
+        ((Doubt.INFERRED,), True),  # counted potted only because it is seen nowhere else
+        ((), False),  # seen in the pot
+    ],
+)
+def test_a_potting_not_seen_in_the_pot_is_given_to_the_umpire(
+    doubts: tuple[Doubt, ...], umpire_told: bool
+) -> None:
+    """Rules 8.1, 12: the extra shot rests on the potting; one inferred may lie behind the pot."""
+    camera = _Camera()
+    start = _placed_start()
+    camera.see(start)
+    potted = start.wink("blue-S1").model_copy(
+        update={"status": WinkStatus.POTTED, "x_mm": None, "y_mm": None, "doubts": doubts}
+    )
+    said = camera.see(start.with_wink(potted))
+    assert [a.event.type for a in said if a.event is not None] == [
+        EventType.POTTED,
+        EventType.EXTRA_SHOT,
+    ]
+    told = [a.text for a in said if a.kind is AnnouncementKind.REVIEW and "blue-S1" in a.text]
+    assert bool(told) is umpire_told
+    if umpire_told:
+        assert "without being seen in the pot" in told[0]
+
+
 def test_a_squop_is_announced() -> None:
     camera = _Camera()
     camera.see(starting_board())
