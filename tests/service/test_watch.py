@@ -788,6 +788,16 @@ def test_a_resumed_game_counts_only_winks_in_play_or_potted_read_back_behind_a_b
     assert back == (["blue-S1"] if counted else [])
 
 
+def _assert_green_kept_on_blue(out: Board, read: Board, kept: bool) -> None:
+    """The last view's green-S4 on blue-S3 kept (a legal board), or the view left as read."""
+    if kept:
+        assert out.wink("green-S4").squops == ("blue-S3",)
+        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
+        assert not out.problems()
+    else:
+        assert out == read
+
+
 def _read_blue_on_green(*, doubted: bool, blue_xy: tuple[float, float]) -> Board:
     """The view after green-S4 was played next to blue-S3: read as blue-S3 on green-S4."""
     board = make_board(free={"blue-S3": blue_xy, "green-S4": (-596.0, 300.0)})
@@ -848,11 +858,7 @@ def test_a_squop_read_the_other_way_up_keeps_its_order_while_neither_wink_moves(
     last = make_board(free={"blue-S3": (-600.0, 300.0)}, squops={"green-S4": "blue-S3"})
     last = last.with_wink(last.wink("green-S4").with_position(*green_xy))
     out = with_squops_the_shot_explains(read, last)
-    if kept:
-        assert out.wink("green-S4").squops == ("blue-S3",)
-        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
-    else:
-        assert out == read
+    _assert_green_kept_on_blue(out, read, kept)
 
 
 @pytest.mark.parametrize(
@@ -875,12 +881,7 @@ def test_a_squop_lost_from_view_while_neither_wink_moves_is_kept(
         [last.wink("green-S4").with_squops(()), last.wink("blue-S3").with_status(WinkStatus.FREE)]
     )
     out = with_squops_the_shot_explains(read, last, unseen, lambda wink: picture_changed)
-    if kept:
-        assert out.wink("green-S4").squops == ("blue-S3",)
-        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
-        assert not out.problems()
-    else:
-        assert out == read
+    _assert_green_kept_on_blue(out, read, kept)
 
 
 @pytest.mark.parametrize(
@@ -901,11 +902,7 @@ def test_a_nudge_that_parts_a_squop_of_little_overlap_ends_it(doubted: bool, kep
                 read.wink(wid).model_copy(update={"uncertain": True, "doubts": (Doubt.SQUOP,)})
             )
     out = with_squops_the_shot_explains(read, last)
-    if kept:
-        assert out.wink("green-S4").squops == ("blue-S3",)
-        assert out.wink("blue-S3").status is WinkStatus.SQUOPPED
-    else:
-        assert out == read
+    _assert_green_kept_on_blue(out, read, kept)
 
 
 def test_another_colour_s_unplayed_wink_read_in_play_on_a_shot_is_kept_behind_its_baseline() -> (
