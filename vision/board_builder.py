@@ -342,7 +342,6 @@ def _fix_counts(
             )
             idx = order[:WINKS_PER_COLOUR]
         if previous is not None:
-            _sizes_kept_in_place(colour, idx, sizes, resized, notes, was)
             _in_pot_sizes_from_previous(
                 colour, idx, sizes, resized, notes, previous, mat_xy, size_conf, pot_centre_mm
             )
@@ -372,36 +371,6 @@ def _in_pot(mat_xy_mm: FloatArray, pot_centre_mm: Sequence[float]) -> npt.NDArra
         np.hypot(*(np.asarray(mat_xy_mm, float) - np.asarray(pot_centre_mm, float)).T)
         < POT_BASE_DIAMETER_MM / 2
     )
-
-
-def _sizes_kept_in_place(
-    colour: Colour,
-    idx: list[int],
-    sizes: npt.NDArray[np.object_],
-    resized: npt.NDArray[np.bool_],
-    notes: list[str],
-    was: Sequence[WinkSize | None],
-) -> None:
-    """Rule 2.1.1: a wink seen where the previous board had one of its colour keeps that size.
-
-    A wink's size does not change between frames, and one within
-    :data:`SAME_PLACE_MM` of where a wink of its colour lay is that wink.
-    Its size read from this frame alone can be wrong (a large wink in a
-    crowded corner of an oblique view read small), and the ids follow the
-    sizes: in generated game q3813 a blue corner wink read small took the id
-    of a small wink just potted, the large one it was was counted potted,
-    and the referee saw the potting as a corner wink "played" and the next
-    shot as bringing a potted wink back. ``was`` is :func:`_previous_sizes`;
-    ``sizes`` and ``resized`` are changed in place.
-    """
-    changed = [i for i in idx if was[i] is not None and sizes[i] is not was[i]]
-    for i in changed:
-        notes.append(
-            f"{colour.value}: a wink read {sizes[i].value} where a {was[i].value} one lay "
-            f"was kept {was[i].value}"
-        )
-        sizes[i] = was[i]
-        resized[i] = True
 
 
 def _in_pot_sizes_from_previous(

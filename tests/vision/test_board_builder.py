@@ -341,47 +341,6 @@ def test_a_faint_wink_beside_the_pot_goes_first_of_seven(
     assert _kept_near(kept, places_mm[5]) is not by_pot_kept
 
 
-@pytest.mark.parametrize(
-    ("previous_size", "expected", "relabelled"),
-    [
-        (_L, _L, True),  # a large wink lay there: it is that wink, read small
-        (_S, _S, False),  # a small wink lay there: nothing to change
-        (None, _S, False),  # no wink of its colour lay there: read as seen
-    ],
-)
-def test_a_wink_seen_where_one_of_its_colour_lay_keeps_that_size(
-    previous_size: WinkSize | None, expected: WinkSize, relabelled: bool
-) -> None:
-    """Rule 2.1.1; generated game q3813: a large corner wink read small (one small
-    wink potted, so no class over its limit) took the potted small wink's id."""
-    from rules.board import Board, Wink, WinkStatus
-    from vision.board_builder import _fix_counts
-
-    camera = overhead_camera()
-    places_mm = [(844.0, 394.0), (889.0, 314.0), (881.0, 352.0), (899.0, 389.0), (881.0, 442.0)]
-    sizes = [_L, _S, _S, _S, _S]  # the wink at 889, 314 is large, read small
-    winks = [SceneWink(Colour.BLUE, s, x, y) for s, (x, y) in zip(sizes, places_mm, strict=True)]
-    dets = detections_for(camera, winks)
-    lay = (
-        ()
-        if previous_size is None
-        else (
-            Wink(
-                id="blue-L2",
-                colour=Colour.BLUE,
-                size=previous_size,
-                status=WinkStatus.UNPLAYED,
-                x_mm=890.0,  # 1 mm off: the same wink, still
-                y_mm=314.5,
-            ),
-        )
-    )
-    _, got, resized, notes = _fix_counts(dets, previous=Board(winks=lay))
-    assert got[1] is expected and bool(resized[1]) is relabelled
-    assert [got[k] for k in (0, 2, 3, 4)] == [_L, _S, _S, _S]
-    assert any("where a large one lay was kept large" in n for n in notes) is relabelled
-
-
 def test_a_wink_seen_in_the_pot_takes_the_size_of_the_wink_potted_before() -> None:
     """Rule 8.1.3; generated game q3634: a potted large green wink read small in the pot
     made five small ones, and the small wink just played was relabelled large in its place."""
