@@ -430,7 +430,9 @@ def with_squops_the_shot_explains(
     def still_over(upper: str, lower: str) -> bool:
         # Two winks that stayed, still over each other unless this view
         # sees them surely apart: a nudge of under MOVED_MM can end a squop
-        # of little overlap.
+        # of little overlap. Leans to keeping it: any squop doubt on either
+        # wink (even with a third) counts, and the plain centre distance is
+        # used, not vision's parallax-corrected separation.
         if not (stayed(upper) and stayed(lower)):
             return False
         if upper in unseen or lower in unseen:

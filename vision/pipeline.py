@@ -848,11 +848,12 @@ def analyze_frame(
     )
 
 
-#: Mean absolute change (8-bit levels) over the shrunk mat below which a frame
-#: counts as unchanged: sensor noise is about 1-2 levels after shrinking.
+#: Mean absolute change (8-bit levels) over the shrunk mat and the table round
+#: it below which a frame counts as unchanged: sensor noise is about 1-2
+#: levels after shrinking.
 UNCHANGED_MEAN_LEVELS = 1.5
-#: Shrunk mat pixels that may change by more than CHANGED_LEVELS in an
-#: unchanged frame: none. Sensor noise averaged over a shrunk pixel stays
+#: Shrunk pixels of the mat and the table round it that may change by more
+#: than CHANGED_LEVELS in an unchanged frame: none. Sensor noise averaged over a shrunk pixel stays
 #: far below that, while a wink nudged 2 mm changes only two pixels, by
 #: about 20 levels (a share of the mat's pixels let such a nudge through).
 UNCHANGED_MAX_PIXELS = 0
@@ -892,8 +893,9 @@ class StillCameraAnalyzer:
 
     Holds what carries from frame to frame: the per-camera context, the last
     board (so winks keep their ids) and a shrunk copy of the last frame. A
-    frame that has not changed over the mat since the last one (between
-    shots, most frames) returns the last analysis at the cost of a resize.
+    frame that has not changed over the mat and the table round it since the
+    last one (between shots, most frames) returns the last analysis at the
+    cost of a resize.
 
     A frame that changed only in one part of the mat (a shot moved a wink or
     two) is searched for winks only there: winks whose centres lie within

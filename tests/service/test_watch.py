@@ -967,4 +967,4 @@ def test_winks_not_seen_at_the_start_and_then_seen_behind_their_baseline_are_not
     blue = start.wink("blue-S1").with_status(WinkStatus.FREE).with_position(-500.0, 200.0)
     said = camera.see(start.with_wink(blue))
     assert _kinds(said)[0] is AnnouncementKind.SHOT
-    assert "blue-S1 moved" in said[0].text
+    assert "(blue-S1 moved)" in said[0].text
