@@ -853,9 +853,10 @@ def analyze_frame(
 #: levels after shrinking.
 UNCHANGED_MEAN_LEVELS = 1.5
 #: Shrunk pixels of the mat and the table round it that may change by more
-#: than CHANGED_LEVELS in an unchanged frame: none. Sensor noise averaged over a shrunk pixel stays
-#: far below that, while a wink nudged 2 mm changes only two pixels, by
-#: about 20 levels (a share of the mat's pixels let such a nudge through).
+#: than CHANGED_LEVELS in an unchanged frame: none. Sensor noise averaged over
+#: a shrunk pixel stays far below that, while a wink nudged 2 mm changes only
+#: two pixels, by about 20 levels (a share of the mat's pixels let such a
+#: nudge through).
 UNCHANGED_MAX_PIXELS = 0
 
 
@@ -962,12 +963,16 @@ class StillCameraAnalyzer:
         t0 = time.perf_counter()
         small = self._shrunk(image_bgr)
         levels = CHANGED_LEVELS_AFTER_MOTION if after_motion else CHANGED_LEVELS
-        if self._last is not None and self._last_small is not None and detections is None:
+        # Each shrunk pixel's change since the last frame, in 8-bit levels.
+        change_small = (
+            None if self._last_small is None else np.abs(small - self._last_small).max(axis=2)
+        )
+        if self._last is not None and change_small is not None and detections is None:
             # Over the mat and the table round it, as the search round a
             # change: the mat's own mask keeps well inside its edge, and a
             # wink moved there alone (beside the far edge of an oblique view
             # that is tens of mm) would leave the frame "unchanged".
-            change = np.abs(small - self._last_small).max(axis=2)[self._watch]
+            change = change_small[self._watch]
             if (
                 float(change.mean()) < UNCHANGED_MEAN_LEVELS
                 and int(np.count_nonzero(change > levels)) <= UNCHANGED_MAX_PIXELS
@@ -987,7 +992,7 @@ class StillCameraAnalyzer:
         previous = self._last.board if self._last is not None else self._first_previous
         analysis = None
         if detections is None:
-            analysis = self._analyze_change(image_bgr, small, previous, levels=levels)
+            analysis = self._analyze_change(image_bgr, change_small, previous, levels=levels)
         if analysis is None:
             if detections is None and self.detector is None:
                 # The frame changed since the last one (else it was reused above).
@@ -1009,20 +1014,21 @@ class StillCameraAnalyzer:
     def _analyze_change(
         self,
         image_bgr: npt.NDArray[np.uint8],
-        small: npt.NDArray[np.int16],
+        change_small: npt.NDArray[np.int16] | None,
         previous: Board | None,
         *,
         levels: int = CHANGED_LEVELS,
     ) -> FrameAnalysis | None:
         """The analysis from a search round the change alone, or None to search the whole frame.
 
-        A shrunk pixel is changed when it differs from the last frame's by
-        more than ``levels``.
+        ``change_small`` is each shrunk pixel's change since the last frame
+        (None for the first frame); a pixel is changed when that is more
+        than ``levels``.
         """
         last = self._last
         if (
             last is None
-            or self._last_small is None
+            or change_small is None
             or not self._last_detected
             or self._window_run >= WINDOW_MAX_RUN
             or self.detector is not None
@@ -1031,7 +1037,7 @@ class StillCameraAnalyzer:
             or last.camera is not self.context.camera
         ):
             return None
-        changed = (np.abs(small - self._last_small).max(axis=2) > levels) & self._watch
+        changed = (change_small > levels) & self._watch
         boxes = _change_boxes_mm(changed, self.context.camera)
         area_mm2 = sum(float(np.prod(high_mm - low_mm)) for low_mm, high_mm in boxes)
         if not boxes or area_mm2 > WINDOW_MAX_MAT_SHARE * MAT_LENGTH_MM * MAT_WIDTH_MM:
