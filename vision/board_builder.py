@@ -32,10 +32,12 @@ from rules.board import (
 from vision.detections import WinkDetections
 from vision.squop import (
     CENTRE_SIGMA_FLOOR_MM,
+    FLAT_TOP_Z_MM,
     K_SIGMA,
     SquopAnalysis,
     analyse_squops,
     colour_references_lab,
+    correct_parallax,
     nominal_radius_mm,
     pile_ids,
 )
@@ -51,6 +53,7 @@ from vision.status import (
     behind_baselines,
     beside_pot_foot,
     beyond_mat_edge_mm,
+    centre_height_off_mat_mm,
     colour_beside_winks_mm2,
     hidden_behind_pot_fraction,
     infer_potted,
@@ -673,6 +676,13 @@ def assemble_board(
         if image_bgr is not None and n
         else {}
     )
+    # A wink beyond the mat's edge lies lower, on the table or tipped over
+    # the edge: from a camera at 55 degrees that moves its plan position by
+    # about as much again as it is lower.
+    base_z = np.zeros(n)
+    if n:
+        plan_on_mat = correct_parallax(camera, dets.image_xy_px, np.full(n, FLAT_TOP_Z_MM))
+        base_z = centre_height_off_mat_mm(plan_on_mat, radius)
     squops = analyse_squops(
         # Every field passes through; only the size classes may have been relabelled.
         replace(dets, size=sizes),
@@ -683,6 +693,7 @@ def assemble_board(
         # A relabelled size class may be wrong: its radius could be 3 mm off.
         extra_sigma_mm=np.where(resized, LARGE_WINK_RADIUS_MM - SMALL_WINK_RADIUS_MM, 0.0),
         colour_lab=refs,
+        base_z_mm=base_z,
     )
     mat_xy = squops.mat_xy_mm
     sigma = np.maximum(np.asarray(dets.centre_sigma_mm, float), CENTRE_SIGMA_FLOOR_MM)
@@ -693,8 +704,7 @@ def assemble_board(
     # its worst over the mat, so near the middle this is on the cautious side.
     line_sigma_mm = np.hypot(sigma, max(0.0, mapping_sigma_mm))
 
-    # Rule 13: off when any part crosses the mat's edge (wink on the table
-    # sits a mat's thickness lower; its plan position barely moves).
+    # Rule 13: off when any part crosses the mat's edge.
     edge = beyond_mat_edge_mm(mat_xy, radius) if n else np.zeros(0)
     off = (edge > 0) & ~potted
     # Behind its own baseline, under the corner layout the winks bear out:

@@ -113,7 +113,7 @@ from vision.colour import (
 )
 from vision.detections import WinkDetections
 from vision.fit import CircleFits, arc_fractions, fit_circles
-from vision.status import POT_FLOOR_RADIUS_MM, pot_floor_seen_px
+from vision.status import MAT_THICKNESS_MM, POT_FLOOR_RADIUS_MM, pot_floor_seen_px
 
 FloatArray = npt.NDArray[np.float64]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
@@ -127,8 +127,6 @@ COARSE_PX_PER_MM = 0.5
 TABLE_MARGIN_MM = 150.0
 #: A wink's thickness (rule 2.1.1 says about 1.5 mm; real winks run 1.5-2).
 WINK_THICKNESS_MM = 1.7
-#: Assumed mat thickness, for winks on the table off the mat.
-MAT_THICKNESS_MM = 2.5
 #: Contrast with the felt (see :func:`vision.colour.felt_contrast`) that
 #: marks something lying on it.
 CANDIDATE_CONTRAST = 0.25

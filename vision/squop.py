@@ -1305,6 +1305,7 @@ def analyse_squops(
     exclude: npt.NDArray[np.bool_] | None = None,
     extra_sigma_mm: npt.ArrayLike | None = None,
     colour_lab: Mapping[Colour, FloatArray] | None = None,
+    base_z_mm: npt.ArrayLike | None = None,
 ) -> SquopAnalysis:
     """Call every squop among the detections.
 
@@ -1325,6 +1326,12 @@ def analyse_squops(
     colour_lab : mapping of Colour to (3,) ndarray, optional
         :func:`colour_references_lab` of these detections in ``image_bgr``,
         when the caller has it already.
+    base_z_mm : (n,) array_like, optional
+        Height above the mat's top of each wink's underside below its centre,
+        mm: 0 on the mat (the default), minus the mat's thickness for a wink
+        flat on the table, in between for one tipped over the mat's edge
+        (:func:`vision.status.centre_height_off_mat_mm`). Its top face, and
+        so its plan position, is that much lower.
 
     Returns
     -------
@@ -1333,6 +1340,8 @@ def analyse_squops(
     n = len(detections)
     radius = nominal_radius_mm(detections.size)
     flat_z = np.array([top_z_mm(s) for s in detections.size], dtype=float)
+    if base_z_mm is not None:
+        flat_z = flat_z + np.asarray(base_z_mm, dtype=float)
     # The detector's own height guesses (``detections.z_mm``) are not used:
     # on the shared scenes and samples a third of the winks it put high were
     # lower winks. Heights come from the squop calls below.

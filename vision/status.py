@@ -36,6 +36,8 @@ from rules.board import (
 
 FloatArray = npt.NDArray[np.float64]
 
+#: Assumed mat thickness (the rules set none), for winks on the table off the mat.
+MAT_THICKNESS_MM = 2.5
 HALF_LENGTH_MM = MAT_LENGTH_MM / 2
 HALF_WIDTH_MM = MAT_WIDTH_MM / 2
 
@@ -94,6 +96,32 @@ def beyond_mat_edge_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike) -> Fl
     pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
     r = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(pts),))
     return np.maximum(np.abs(pts[:, 0]) + r - HALF_LENGTH_MM, np.abs(pts[:, 1]) + r - HALF_WIDTH_MM)
+
+
+def centre_height_off_mat_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike) -> FloatArray:
+    """Height of each wink's centre above a flat wink's on the mat, mm: 0 on the mat, lower off it.
+
+    A wink whose centre lies a distance ``d`` beyond the mat's edge, by less
+    than its radius ``r``, tips over the edge: it rests on the felt's edge
+    and, with its outer rim, on the table, :data:`MAT_THICKNESS_MM` lower.
+    Its centre is then ``MAT_THICKNESS_MM * d / (r + d)`` lower. Beyond by a
+    radius or more it lies flat on the table, a mat's thickness lower.
+
+    Parameters
+    ----------
+    mat_xy_mm : (N, 2) array_like
+        Plan-view centres, canonical mat frame, mm.
+    radius_mm : float or (N,) array_like
+
+    Returns
+    -------
+    (N,) ndarray
+        0 or negative, mm.
+    """
+    beyond = np.maximum(beyond_mat_edge_mm(mat_xy_mm, 0.0), 0.0)
+    r = np.broadcast_to(np.asarray(radius_mm, dtype=float), beyond.shape)
+    tipped = MAT_THICKNESS_MM * beyond / (r + beyond)
+    return -np.where(beyond >= r, MAT_THICKNESS_MM, tipped)
 
 
 def pot_opening_distance_mm(

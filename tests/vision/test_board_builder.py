@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from squop_scenes import SceneWink, camera_at, detections_for, overhead_camera
 
-from rules.board import Colour, WinkSize
+from rules.board import Colour, WinkSize, WinkStatus
 from vision.board_builder import FITTED_TWICE_MM, assemble_board
 from vision.detections import WinkDetections
 
@@ -380,3 +380,25 @@ def test_of_two_winks_in_the_pot_the_one_least_sure_of_its_size_takes_the_potted
     _, got, resized, _ = _fix_counts(dets, previous=Board(winks=(potted,)))
     assert [got[0], got[1], got[2]] == [_S, _L, _S]
     assert resized.tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize(
+    ("place_mm", "base_z_mm"),
+    [
+        ((0.0, -560.0), -2.5),  # on the table in front of the near long edge
+        ((-960.0, 150.0), -2.5),  # on the table beyond a short edge
+        ((0.0, -463.2), -2.5 * 6.0 / 14.0),  # tipped over the near edge, centre 6 mm out
+    ],
+)
+def test_a_wink_off_the_mat_is_placed_at_its_height_on_the_table(
+    place_mm: tuple[float, float], base_z_mm: float
+) -> None:
+    # A camera 55 degrees from vertical: taken to lie on the felt, a wink on
+    # the table (a mat's thickness, 2.5 mm, lower) would be placed about 3 mm
+    # off in plan.
+    camera = camera_at((0.0, -1285.0, 900.0))
+    wink = SceneWink(Colour.GREEN, WinkSize.SMALL, *place_mm, top_z_mm=1.5 + base_z_mm)
+    board = assemble_board(detections_for(camera, [wink]), camera).board
+    (seen,) = [w for w in board.winks if w.mat_xy is not None and not w.inferred]
+    assert seen.status is WinkStatus.OFF
+    assert np.hypot(*(np.asarray(seen.mat_xy) - place_mm)) < 0.2

@@ -22,6 +22,7 @@ from vision.status import (
     beside_pot_foot,
     beyond_baseline_mm,
     beyond_mat_edge_mm,
+    centre_height_off_mat_mm,
     colour_beside_winks_mm2,
     corners_from_unplayed,
     hidden_behind_pot_fraction,
@@ -76,6 +77,27 @@ def test_baseline_is_914_mm_from_the_centre_towards_the_corner() -> None:
 )
 def test_beyond_mat_edge(x_mm: float, y_mm: float, radius_mm: float, expected: float) -> None:
     assert beyond_mat_edge_mm([[x_mm, y_mm]], radius_mm)[0] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("x_mm", "y_mm", "radius_mm", "expected"),
+    [
+        (0.0, 0.0, 8.0, 0.0),  # at the pot, on the mat
+        (910.0, 0.0, 8.0, 0.0),  # straddling the edge, centre still on the felt
+        (918.4, 0.0, 8.0, -2.5 * 4.0 / 12.0),  # tipped: centre 4 mm out, rim on the table
+        (0.0, -462.7, 11.0, -2.5 * 5.5 / 16.5),  # tipped over a long edge, half a radius out
+        (0.0, -468.2, 11.0, -2.5),  # out by a radius: it slid off, flat on the table
+        (1000.0, 100.0, 8.0, -2.5),  # far out on the table
+    ],
+)
+def test_a_wink_beyond_the_mat_edge_lies_lower_by_up_to_the_mat_thickness(
+    x_mm: float, y_mm: float, radius_mm: float, expected: float
+) -> None:
+    # The mat is taken to be 2.5 mm thick; a wink whose centre is a distance d
+    # out, d under its radius r, rests on the felt's edge and the table:
+    # its centre is 2.5 d / (r + d) lower.
+    got = centre_height_off_mat_mm([[x_mm, y_mm]], radius_mm)[0]
+    assert got == pytest.approx(expected, abs=1e-9)
 
 
 @pytest.mark.parametrize(
