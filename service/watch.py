@@ -687,7 +687,9 @@ def _played_back_in_baulk(
     return back
 
 
-def kept_unplayed(board: Board, last: Board) -> Board:
+def kept_unplayed(
+    board: Board, last: Board, changed_at: Callable[[Wink], bool] | None = None
+) -> Board:
     """Rule 5.2, 10: a wink unplayed in ``last`` that has not moved is still unplayed.
 
     And the other way (rule 3): a wink played before is not unplayed now,
@@ -697,6 +699,11 @@ def kept_unplayed(board: Board, last: Board) -> Board:
     camera's status for one that stayed put (a wink in a crowded corner
     read as in play, or a phantom between winks there) is not a shot. A
     wink that another wink now squops keeps the camera's status.
+
+    So does one taken to be behind its baseline without being seen (at the
+    start, rule 5.2) and now seen for the first time, read in play but too
+    near its baseline to be sure (``Doubt.BASELINE``), where the picture did
+    not change since ``last`` (``changed_at``): it lay there all along.
     """
     before = last.by_id
     squopped = {low for w in board.winks for low in w.squops}
@@ -712,6 +719,18 @@ def kept_unplayed(board: Board, last: Board) -> Board:
             and wink.mat_xy is not None
             and was.mat_xy is not None
             and _apart_mm(wink, was) <= MOVED_MM
+        ):
+            wink = wink.with_status(WinkStatus.UNPLAYED)
+        elif (
+            was is not None
+            and was.status is WinkStatus.UNPLAYED
+            and was.mat_xy is None
+            and wink.status is WinkStatus.FREE
+            and Doubt.BASELINE in wink.doubts
+            and wink.id not in squopped
+            and not wink.squops
+            and changed_at is not None
+            and not changed_at(wink)
         ):
             wink = wink.with_status(WinkStatus.UNPLAYED)
         elif (
@@ -1151,7 +1170,7 @@ class Referee:
         board, unseen = with_unseen_winks(board, self._board, changed_at)
         board = without_still_unplayed_squops(board, self._board, changed_at)
         board = kept_still(board, self._board, changed_at)
-        board = kept_unplayed(board, self._board)
+        board = kept_unplayed(board, self._board, changed_at)
         board = with_squops_the_shot_explains(board, self._board, unseen, changed_at)
         board, kept_back = with_others_unplayed_kept(
             board, self._board, self._to_play(), changed_at

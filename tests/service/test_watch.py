@@ -25,6 +25,7 @@ from service.watch import (
     Frame,
     Referee,
     Settler,
+    _changed_winks,
     extra_unseen_detections,
     kept_still,
     kept_unplayed,
@@ -968,3 +969,24 @@ def test_winks_not_seen_at_the_start_and_then_seen_behind_their_baseline_are_not
     said = camera.see(start.with_wink(blue))
     assert _kinds(said)[0] is AnnouncementKind.SHOT
     assert "(blue-S1 moved)" in said[0].text
+
+
+@pytest.mark.parametrize(
+    ("picture_changed", "doubts", "status"),
+    [
+        (False, (Doubt.BASELINE,), WinkStatus.UNPLAYED),  # there all along: found, not played
+        (True, (Doubt.BASELINE,), WinkStatus.FREE),  # the picture changed there: maybe played
+        (False, (), WinkStatus.FREE),  # read surely in play: the camera's call stands
+    ],
+)
+def test_a_wink_not_seen_at_the_start_and_first_seen_at_its_baseline_stays_unplayed(
+    picture_changed: bool, doubts: tuple[Doubt, ...], status: WinkStatus
+) -> None:
+    """Rules 5.2, 9.3: taken to be behind its baseline unseen, then read just in front of it."""
+    start = _placed_start()
+    last = start.with_wink(start.wink("blue-S3").with_position(None, None))
+    seen = start.wink("blue-S3").with_status(WinkStatus.FREE).with_position(-815.0, 390.0)
+    seen = seen.model_copy(update={"doubts": doubts})
+    board = kept_unplayed(last.with_wink(seen), last, lambda wink: picture_changed)
+    assert board.wink("blue-S3").status is status
+    assert _changed_winks(last, board) == ([] if status is WinkStatus.UNPLAYED else ["blue-S3"])
