@@ -700,10 +700,13 @@ def kept_unplayed(
     read as in play, or a phantom between winks there) is not a shot. A
     wink that another wink now squops keeps the camera's status.
 
-    So does one taken to be behind its baseline without being seen (at the
-    start, rule 5.2) and now seen for the first time, read in play but too
-    near its baseline to be sure (``Doubt.BASELINE``), where the picture did
-    not change since ``last`` (``changed_at``): it lay there all along.
+    One taken to be behind its baseline without being seen (at the start,
+    rule 5.2) and now seen for the first time, read in play but in doubt
+    (``Doubt.BASELINE``: too near its baseline to be sure, or the corners'
+    colours unknown), is kept unplayed too where the picture did not change
+    since ``last`` (``changed_at``): it lay there all along. The picture is
+    the only evidence: a move of a few mm by a wink of nearly the felt's
+    colour can leave it unchanged.
     """
     before = last.by_id
     squopped = {low for w in board.winks for low in w.squops}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -32,12 +33,10 @@ from rules.board import (
 from vision.detections import WinkDetections
 from vision.squop import (
     CENTRE_SIGMA_FLOOR_MM,
-    FLAT_TOP_Z_MM,
     K_SIGMA,
     SquopAnalysis,
     analyse_squops,
     colour_references_lab,
-    correct_parallax,
     nominal_radius_mm,
     pile_ids,
 )
@@ -50,10 +49,10 @@ from vision.status import (
     SMALL_WINK_RADIUS_MM,
     ColourBeside,
     PottedInference,
+    base_z_off_mat_mm,
     behind_baselines,
     beside_pot_foot,
     beyond_mat_edge_mm,
-    centre_height_off_mat_mm,
     colour_beside_winks_mm2,
     hidden_behind_pot_fraction,
     infer_potted,
@@ -676,13 +675,6 @@ def assemble_board(
         if image_bgr is not None and n
         else {}
     )
-    # A wink beyond the mat's edge lies lower, on the table or tipped over
-    # the edge: from a camera at 55 degrees that moves its plan position by
-    # about as much again as it is lower.
-    base_z = np.zeros(n)
-    if n:
-        plan_on_mat = correct_parallax(camera, dets.image_xy_px, np.full(n, FLAT_TOP_Z_MM))
-        base_z = centre_height_off_mat_mm(plan_on_mat, radius)
     squops = analyse_squops(
         # Every field passes through; only the size classes may have been relabelled.
         replace(dets, size=sizes),
@@ -693,7 +685,10 @@ def assemble_board(
         # A relabelled size class may be wrong: its radius could be 3 mm off.
         extra_sigma_mm=np.where(resized, LARGE_WINK_RADIUS_MM - SMALL_WINK_RADIUS_MM, 0.0),
         colour_lab=refs,
-        base_z_mm=base_z,
+        # A wink beyond the mat's edge lies lower, on the table or tipped
+        # over the edge; seen from the side, its plan position moves by 1-2
+        # times that.
+        base_z_mm=partial(base_z_off_mat_mm, camera),
     )
     mat_xy = squops.mat_xy_mm
     sigma = np.maximum(np.asarray(dets.centre_sigma_mm, float), CENTRE_SIGMA_FLOOR_MM)

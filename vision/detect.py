@@ -3576,7 +3576,12 @@ def _check_image(image_bgr: npt.NDArray[np.uint8], camera: CameraModel) -> None:
 def _base_height(
     centres_mm: FloatArray, mat_polygon_mm: Sequence[Sequence[float]] | npt.ArrayLike | None
 ) -> FloatArray:
-    """0 on the mat, minus the mat's thickness on the table."""
+    """0 on the mat, minus the mat's thickness on the table.
+
+    A step at the outline, enough for the plane the rays sample a rim on;
+    the board places a wink tipped over the edge between the two
+    (:func:`vision.status.base_z_off_mat_mm`).
+    """
     if mat_polygon_mm is None:
         half_l, half_w = MAT_LENGTH_MM / 2, MAT_WIDTH_MM / 2
         polygon = np.array(

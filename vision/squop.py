@@ -26,7 +26,7 @@ guess is still given, but an umpire should look at it close up.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1305,7 +1305,7 @@ def analyse_squops(
     exclude: npt.NDArray[np.bool_] | None = None,
     extra_sigma_mm: npt.ArrayLike | None = None,
     colour_lab: Mapping[Colour, FloatArray] | None = None,
-    base_z_mm: npt.ArrayLike | None = None,
+    base_z_mm: Callable[[FloatArray, FloatArray, FloatArray], FloatArray] | None = None,
 ) -> SquopAnalysis:
     """Call every squop among the detections.
 
@@ -1326,12 +1326,16 @@ def analyse_squops(
     colour_lab : mapping of Colour to (3,) ndarray, optional
         :func:`colour_references_lab` of these detections in ``image_bgr``,
         when the caller has it already.
-    base_z_mm : (n,) array_like, optional
-        Height above the mat's top of each wink's underside below its centre,
-        mm: 0 on the mat (the default), minus the mat's thickness for a wink
-        flat on the table, in between for one tipped over the mat's edge
-        (:func:`vision.status.centre_height_off_mat_mm`). Its top face, and
-        so its plan position, is that much lower.
+    base_z_mm : callable, optional
+        ``base_z_mm(image_xy_px, top_z_mm, radius_mm)``: for winks lying on
+        nothing, (k, 2) image centres of their top faces, (k,) heights of
+        those faces flat on the mat and (k,) radii, the height of each one's
+        underside below its centre, mm (0 on the mat; lower off it, see
+        :func:`vision.status.base_z_off_mat_mm`). Its top face, and so its
+        plan position, is that much lower, and so is any wink on it. Squops
+        are sought with every wink on the mat's level first, and a wink
+        within reach of another (a candidate pair) stays on the mat's level:
+        one lying on another at the mat's edge looks further out than it is.
 
     Returns
     -------
@@ -1340,8 +1344,6 @@ def analyse_squops(
     n = len(detections)
     radius = nominal_radius_mm(detections.size)
     flat_z = np.array([top_z_mm(s) for s in detections.size], dtype=float)
-    if base_z_mm is not None:
-        flat_z = flat_z + np.asarray(base_z_mm, dtype=float)
     # The detector's own height guesses (``detections.z_mm``) are not used:
     # on the shared scenes and samples a third of the winks it put high were
     # lower winks. Heights come from the squop calls below.
@@ -1491,6 +1493,17 @@ def analyse_squops(
     for up, _low in above:
         n_below[up] += 1
     z_final = flat_z.copy()
+    # Not a wink within reach of another: one lying on another by the mat's
+    # edge, its upper wink unclear, looks further out than it is, and would
+    # be put lower still.
+    near_another = np.zeros(n, bool)
+    for i, j in pairs:
+        near_another[[i, j]] = True
+    on_nothing = (level == 0) & ~near_another
+    if base_z_mm is not None and on_nothing.any():
+        z_final[on_nothing] += base_z_mm(
+            image_xy[on_nothing], flat_z[on_nothing], radius[on_nothing]
+        )
     for i in np.argsort(level, kind="stable"):
         lowers = [low for (up, low) in above if up == i]
         if lowers and level[i] > 0:

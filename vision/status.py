@@ -98,6 +98,19 @@ def beyond_mat_edge_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike) -> Fl
     return np.maximum(np.abs(pts[:, 0]) + r - HALF_LENGTH_MM, np.abs(pts[:, 1]) + r - HALF_WIDTH_MM)
 
 
+def _beyond_mat_mm(mat_xy_mm: npt.ArrayLike) -> FloatArray:
+    """How far each point lies outside the mat's rectangle, mm: to the nearest felt, 0 on it."""
+    pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
+    out_x = np.maximum(np.abs(pts[:, 0]) - HALF_LENGTH_MM, 0.0)
+    out_y = np.maximum(np.abs(pts[:, 1]) - HALF_WIDTH_MM, 0.0)
+    return np.hypot(out_x, out_y)
+
+
+def _tipped_drop_mm(beyond_mm: FloatArray, radius_mm: FloatArray) -> FloatArray:
+    """How much lower the centre of a wink tipped over the mat's edge lies, mm (positive)."""
+    return MAT_THICKNESS_MM * beyond_mm / (radius_mm + beyond_mm)
+
+
 def centre_height_off_mat_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike) -> FloatArray:
     """Height of each wink's centre above a flat wink's on the mat, mm: 0 on the mat, lower off it.
 
@@ -106,6 +119,7 @@ def centre_height_off_mat_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike)
     and, with its outer rim, on the table, :data:`MAT_THICKNESS_MM` lower.
     Its centre is then ``MAT_THICKNESS_MM * d / (r + d)`` lower. Beyond by a
     radius or more it lies flat on the table, a mat's thickness lower.
+    Past a corner, ``d`` is the distance to the corner.
 
     Parameters
     ----------
@@ -118,10 +132,71 @@ def centre_height_off_mat_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike)
     (N,) ndarray
         0 or negative, mm.
     """
-    beyond = np.maximum(beyond_mat_edge_mm(mat_xy_mm, 0.0), 0.0)
+    beyond = _beyond_mat_mm(mat_xy_mm)
     r = np.broadcast_to(np.asarray(radius_mm, dtype=float), beyond.shape)
-    tipped = MAT_THICKNESS_MM * beyond / (r + beyond)
-    return -np.where(beyond >= r, MAT_THICKNESS_MM, tipped)
+    return -np.where(beyond >= r, MAT_THICKNESS_MM, _tipped_drop_mm(beyond, r))
+
+
+#: Fixed-point steps for the height of a wink tipped over the mat's edge:
+#: each step's change is at most the parallax lever (under 2 at 60 degrees
+#: from vertical) times 2.5 / 8 of the last, so a few suffice.
+TIPPED_STEPS = 6
+
+
+def base_z_off_mat_mm(
+    camera: CameraModel,
+    image_xy_px: npt.ArrayLike,
+    top_z_mm: npt.ArrayLike,
+    radius_mm: npt.ArrayLike,
+) -> FloatArray:
+    """Height of each flat wink's underside below its centre, mm, from where the camera sees it.
+
+    0 for a wink on the mat; see :func:`centre_height_off_mat_mm` off it. The
+    height moves the plan position that decides it (from a camera 55
+    degrees from vertical, by 1-2 times the drop), so it is solved for the
+    image point under two readings: flat on the table (it fits if that puts
+    the wink a radius or more out), and tipped over the edge (fixed-point
+    steps; it fits if the wink then lies less than a radius out). Near the
+    far and short edges of a view from the side, one image point can fit
+    both, a few mm apart in plan; the height is then taken half way between,
+    which places the wink at most about half that gap off. A point that
+    fits neither is taken to be flat on the table.
+
+    Parameters
+    ----------
+    camera : CameraModel
+    image_xy_px : (N, 2) array_like
+        Centres of the winks' top faces in the image, pixels.
+    top_z_mm : (N,) array_like
+        Height of each top face when the wink lies flat on the mat, mm.
+    radius_mm : (N,) array_like
+
+    Returns
+    -------
+    (N,) ndarray
+        0 or negative, mm.
+    """
+    image_xy = np.asarray(image_xy_px, dtype=float).reshape(-1, 2)
+    top = np.broadcast_to(np.asarray(top_z_mm, dtype=float), (len(image_xy),))
+    r = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(image_xy),))
+    base = np.zeros(len(image_xy))
+    off = _beyond_mat_mm(camera.image_to_mat(image_xy, top)) > 0.0
+    if not off.any():
+        return base
+    xy, top, r = image_xy[off], top[off], r[off]
+    # A wink against the mat's side lies exactly a radius out: a hair's
+    # rounding must not make it fit neither reading.
+    table_fits = _beyond_mat_mm(camera.image_to_mat(xy, top - MAT_THICKNESS_MM)) >= r - 0.05
+    drop = np.zeros(len(xy))
+    for _ in range(TIPPED_STEPS):
+        drop = _tipped_drop_mm(_beyond_mat_mm(camera.image_to_mat(xy, top - drop)), r)
+    tipped_fits = _beyond_mat_mm(camera.image_to_mat(xy, top - drop)) < r
+    base[off] = np.select(
+        [table_fits & tipped_fits, tipped_fits],
+        [-(MAT_THICKNESS_MM + drop) / 2, -drop],
+        default=-MAT_THICKNESS_MM,
+    )
+    return base
 
 
 def pot_opening_distance_mm(

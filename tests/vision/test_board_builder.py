@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pytest
-from squop_scenes import SceneWink, camera_at, detections_for, overhead_camera
+from squop_scenes import SceneWink, camera_at, detections_for, overhead_camera, render
 
 from rules.board import Colour, WinkSize, WinkStatus
 from vision.board_builder import FITTED_TWICE_MM, assemble_board
 from vision.detections import WinkDetections
+from vision.squop import RAISE_ON_ONE_MM, analyse_squops
+from vision.status import base_z_off_mat_mm
 
 # Three blue winks far apart on open felt; the sizes and size confidences
 # are set per case below.
@@ -383,22 +386,58 @@ def test_of_two_winks_in_the_pot_the_one_least_sure_of_its_size_takes_the_potted
 
 
 @pytest.mark.parametrize(
-    ("place_mm", "base_z_mm"),
+    ("place_mm", "base_z_mm", "within_mm"),
     [
-        ((0.0, -560.0), -2.5),  # on the table in front of the near long edge
-        ((-960.0, 150.0), -2.5),  # on the table beyond a short edge
-        ((0.0, -463.2), -2.5 * 6.0 / 14.0),  # tipped over the near edge, centre 6 mm out
+        ((0.0, -560.0), -2.5, 0.2),  # on the table in front of the near long edge
+        ((-960.0, 150.0), -2.5, 0.2),  # on the table beyond a short edge
+        ((930.0, 470.0), -2.5, 0.2),  # on the table past a corner, 20 mm from it
+        ((0.0, -463.2), -2.5 * 6.0 / 14.0, 0.2),  # tipped over the near edge, centre 6 mm out
+        ((-917.4, 0.0), -2.5 * 3.0 / 11.0, 0.2),  # tipped over a short edge, 3 mm out
+        # Seen from the near side, the image points of these also fit the
+        # other reading (tipped, or flat on the table) a few mm away: the
+        # height half way places them within about half that.
+        ((0.0, 465.2), -2.5, 1.6),  # on the table against the far long edge
+        ((-922.4, 150.0), -2.5, 1.6),  # on the table against a short edge
+        ((0.0, 463.2), -2.5 * 6.0 / 14.0, 1.6),  # tipped over the far edge
     ],
 )
 def test_a_wink_off_the_mat_is_placed_at_its_height_on_the_table(
-    place_mm: tuple[float, float], base_z_mm: float
+    place_mm: tuple[float, float], base_z_mm: float, within_mm: float
 ) -> None:
     # A camera 55 degrees from vertical: taken to lie on the felt, a wink on
-    # the table (a mat's thickness, 2.5 mm, lower) would be placed about 3 mm
+    # the table (a mat's thickness, 2.5 mm, lower) would be placed 2-5 mm
     # off in plan.
     camera = camera_at((0.0, -1285.0, 900.0))
     wink = SceneWink(Colour.GREEN, WinkSize.SMALL, *place_mm, top_z_mm=1.5 + base_z_mm)
     board = assemble_board(detections_for(camera, [wink]), camera).board
     (seen,) = [w for w in board.winks if w.mat_xy is not None and not w.inferred]
     assert seen.status is WinkStatus.OFF
-    assert np.hypot(*(np.asarray(seen.mat_xy) - place_mm)) < 0.2
+    assert np.hypot(*(np.asarray(seen.mat_xy) - place_mm)) < within_mm
+
+
+@pytest.mark.parametrize(
+    ("upper_y_mm", "squop_seen"),
+    [
+        (461.5, True),  # the upper's centre 4.3 mm beyond the far edge: read on the lower
+        (462.5, False),  # 0.5 mm overlap, looks apart at the mat's level: not read
+    ],
+)
+def test_a_wink_on_another_at_the_far_edge_is_not_put_on_the_table(
+    upper_y_mm: float, squop_seen: bool
+) -> None:
+    # Raised on a wink that lies wholly on the felt, the upper one looks
+    # further out than it is, past the edge: read on the lower one it is
+    # placed there; not read so, it is left at the mat's level, as next to
+    # another wink it may lie on it, not put lower still.
+    camera = camera_at((0.0, -1285.0, 900.0))
+    lower = SceneWink(Colour.GREEN, WinkSize.SMALL, 0.0, 447.2, 1.5)
+    upper = SceneWink(Colour.BLUE, WinkSize.SMALL, 2.0, upper_y_mm, 3.0)
+    winks = [lower, upper]
+    analysis = analyse_squops(
+        detections_for(camera, winks),
+        camera,
+        render(camera, winks),
+        base_z_mm=partial(base_z_off_mat_mm, camera),
+    )
+    assert (analysis.squops() == [(1, 0)]) is squop_seen
+    assert analysis.top_z_mm[1] == pytest.approx(1.5 + RAISE_ON_ONE_MM if squop_seen else 1.5)

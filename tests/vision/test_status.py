@@ -88,6 +88,8 @@ def test_beyond_mat_edge(x_mm: float, y_mm: float, radius_mm: float, expected: f
         (0.0, -462.7, 11.0, -2.5 * 5.5 / 16.5),  # tipped over a long edge, half a radius out
         (0.0, -468.2, 11.0, -2.5),  # out by a radius: it slid off, flat on the table
         (1000.0, 100.0, 8.0, -2.5),  # far out on the table
+        (919.4, 462.2, 8.0, -2.5 * 50**0.5 / (8 + 50**0.5)),  # tipped over a corner, 7.1 mm out
+        (920.4, 463.2, 8.0, -2.5),  # 8.5 mm from the corner: flat on the table
     ],
 )
 def test_a_wink_beyond_the_mat_edge_lies_lower_by_up_to_the_mat_thickness(
