@@ -1329,8 +1329,8 @@ def analyse_squops(
     base_z_mm : callable, optional
         ``base_z_mm(image_xy_px, top_z_mm, radius_mm)``: for winks lying on
         nothing, (k, 2) image centres of their top faces, (k,) heights of
-        those faces flat on the mat and (k,) radii, the height of each one's
-        underside below its centre, mm (0 on the mat; lower off it, see
+        those faces flat on the mat and (k,) radii, how much lower each one
+        is than flat on the mat, mm (0 on the mat, negative off it, see
         :func:`vision.status.base_z_off_mat_mm`). Its top face, and so its
         plan position, is that much lower, and so is any wink on it. Squops
         are sought with every wink on the mat's level first, and a wink

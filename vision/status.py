@@ -149,9 +149,10 @@ def base_z_off_mat_mm(
     top_z_mm: npt.ArrayLike,
     radius_mm: npt.ArrayLike,
 ) -> FloatArray:
-    """Height of each flat wink's underside below its centre, mm, from where the camera sees it.
+    """How much lower each wink lying on nothing is than flat on the mat, mm, from its image.
 
-    0 for a wink on the mat; see :func:`centre_height_off_mat_mm` off it. The
+    0 for a wink on the mat, negative off it (see
+    :func:`centre_height_off_mat_mm`). The
     height moves the plan position that decides it (from a camera 55
     degrees from vertical, by 1-2 times the drop), so it is solved for the
     image point under two readings: flat on the table (it fits if that puts
