@@ -990,3 +990,39 @@ def test_a_wink_not_seen_at_the_start_and_first_seen_at_its_baseline_stays_unpla
     board = kept_unplayed(last.with_wink(seen), last, lambda wink: picture_changed)
     assert board.wink("blue-S3").status is status
     assert _changed_winks(last, board) == ([] if status is WinkStatus.UNPLAYED else ["blue-S3"])
+
+
+class _StillPixelCamera:
+    """Every mat point seen at a pixel where the stand-in's pictures differ only in their name."""
+
+    def mat_to_image(self, mat_xyz_mm: Any) -> np.ndarray:
+        return np.full((len(mat_xyz_mm), 2), 30.0)
+
+
+@pytest.mark.parametrize(
+    ("picture_changed", "kinds"),
+    [
+        (False, []),  # it lay there all along: nothing to announce
+        (True, [AnnouncementKind.SHOT]),  # it may have been played: blue's shot
+    ],
+)
+def test_a_wink_not_seen_at_the_start_and_then_seen_at_its_baseline_is_no_shot_unless_it_moved(
+    picture_changed: bool, kinds: list[AnnouncementKind]
+) -> None:
+    """Rules 5.2, 9.3, through the referee: blue-S3 missed at the start, then read just in front.
+
+    In its crowded corner, touching where blue-S4 lies, so that it is not
+    taken for a misreading of bare felt (``without_unseen_arrivals``).
+    """
+    camera = _Camera()
+    start = _placed_start()
+    missing = start.with_winks(w for w in start.winks if w.id != "blue-S3")
+    said = camera.see(missing)
+    assert _kinds(said) == [AnnouncementKind.START]
+    assert "blue-S3 taken to be there too (not seen)" in said[0].text
+    seen = start.wink("blue-S3").with_status(WinkStatus.FREE).with_position(-810.0, 421.0)
+    seen = seen.model_copy(update={"doubts": (Doubt.BASELINE,)})
+    view = {} if picture_changed else {"camera": _StillPixelCamera()}
+    said = camera.see(start.with_wink(seen), **view)
+    assert _kinds(said)[: len(kinds)] == kinds
+    assert len(camera.referee.record.shots) == len(kinds)
