@@ -710,31 +710,25 @@ def kept_unplayed(
     """
     before = last.by_id
     squopped = {low for w in board.winks for low in w.squops}
+
+    def not_moved(was: Wink, wink: Wink) -> bool:
+        """``wink``, unplayed as ``was``, read in play out of any squop, did not move."""
+        if wink.status is WinkStatus.UNPLAYED or wink.id in squopped or wink.squops:
+            return False
+        if was.mat_xy is not None:
+            return wink.mat_xy is not None and _apart_mm(wink, was) <= MOVED_MM
+        # Never seen: found where the picture did not change, in doubt.
+        return (
+            wink.status is WinkStatus.FREE
+            and Doubt.BASELINE in wink.doubts
+            and changed_at is not None
+            and not changed_at(wink)
+        )
+
     winks = []
     for wink in board.winks:
         was = before.get(wink.id)
-        if (
-            was is not None
-            and was.status is WinkStatus.UNPLAYED
-            and wink.status is not WinkStatus.UNPLAYED
-            and wink.id not in squopped
-            and not wink.squops
-            and wink.mat_xy is not None
-            and was.mat_xy is not None
-            and _apart_mm(wink, was) <= MOVED_MM
-        ):
-            wink = wink.with_status(WinkStatus.UNPLAYED)
-        elif (
-            was is not None
-            and was.status is WinkStatus.UNPLAYED
-            and was.mat_xy is None
-            and wink.status is WinkStatus.FREE
-            and Doubt.BASELINE in wink.doubts
-            and wink.id not in squopped
-            and not wink.squops
-            and changed_at is not None
-            and not changed_at(wink)
-        ):
+        if was is not None and was.status is WinkStatus.UNPLAYED and not_moved(was, wink):
             wink = wink.with_status(WinkStatus.UNPLAYED)
         elif (
             was is not None

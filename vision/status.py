@@ -191,12 +191,11 @@ def base_z_off_mat_mm(
     drop = np.zeros(len(xy))
     for _ in range(TIPPED_STEPS):
         drop = _tipped_drop_mm(_beyond_mat_mm(camera.image_to_mat(xy, top - drop)), r)
-    tipped_fits = _beyond_mat_mm(camera.image_to_mat(xy, top - drop)) < r
-    base[off] = np.select(
-        [table_fits & tipped_fits, tipped_fits],
-        [-(MAT_THICKNESS_MM + drop) / 2, -drop],
-        default=-MAT_THICKNESS_MM,
-    )
+    plan = camera.image_to_mat(xy, top - drop)
+    # Tipped where it then lies less than a radius out, else flat on the table.
+    settled = centre_height_off_mat_mm(plan, r)
+    tipped_fits = _beyond_mat_mm(plan) < r
+    base[off] = np.where(table_fits & tipped_fits, (settled - MAT_THICKNESS_MM) / 2, settled)
     return base
 
 
