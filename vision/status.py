@@ -152,16 +152,16 @@ def base_z_off_mat_mm(
     """How much lower each wink lying on nothing is than flat on the mat, mm, from its image.
 
     0 for a wink on the mat, negative off it (see
-    :func:`centre_height_off_mat_mm`). The
-    height moves the plan position that decides it (from a camera 55
-    degrees from vertical, by 1-2 times the drop), so it is solved for the
-    image point under two readings: flat on the table (it fits if that puts
-    the wink a radius or more out), and tipped over the edge (fixed-point
-    steps; it fits if the wink then lies less than a radius out). Near the
-    far and short edges of a view from the side, one image point can fit
-    both, a few mm apart in plan; the height is then taken half way between,
-    which places the wink at most about half that gap off. A point that
-    fits neither is taken to be flat on the table.
+    :func:`centre_height_off_mat_mm`). The height moves the plan position
+    that decides it (from a camera 55 degrees from vertical, by 1-2 times
+    the drop), so it is solved for the image point under two readings:
+    flat on the table (it fits if that puts the wink a radius or more out),
+    and tipped over the edge (fixed-point steps; it fits if the wink then
+    lies less than a radius out). Near the far and short edges of a view
+    from the side, one image point can fit both, a few mm apart in plan;
+    the height is then taken half way between, which places the wink at
+    most about half that gap off. A point that fits neither is taken to be
+    flat on the table.
 
     Parameters
     ----------
