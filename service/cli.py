@@ -347,6 +347,14 @@ def watch(
             help="Go on with the game saved in this record (after a stop or a crash).",
         ),
     ] = None,
+    start_as_seen: Annotated[
+        bool,
+        typer.Option(
+            "--start-as-seen",
+            help="Take the first view as the starting position (rule 5.2), every wink "
+            "behind its baseline, when the referee keeps waiting on a misread one.",
+        ),
+    ] = False,
 ) -> None:
     """The live referee: watch a game shot by shot and announce what the rules say."""
     from service.commands import watch as cmd
@@ -373,6 +381,7 @@ def watch(
             interval_s=interval,
             json_output=json_output,
             resume_path=resume,
+            start_as_seen=start_as_seen,
         )
 
 

@@ -1023,6 +1023,10 @@ class Referee:
         self._image: npt.NDArray[np.uint8] | None = None
         self._first_shot_s: float | None = None
         self._said = _Tally(events=len(game.events))
+        # The last view read before the start, and whether the players have
+        # said it is the start (see :meth:`start_as_said`).
+        self._waiting: tuple[Board, npt.NDArray[np.uint8]] | None = None
+        self._start_as_said = False
 
     @property
     def shots(self) -> tuple[ShotRecord, ...]:
@@ -1120,37 +1124,19 @@ class Referee:
         if self._board is None:
             context = self.analyzer.context
             problems = tuple(_not_at_start(board, context.corners_mm, context.pot_centre_mm))
-            if problems:
+            if problems and not self._start_as_said:
+                self._waiting = (board, frame.image_bgr)
                 if problems != self._said.waiting_said:
                     say(
                         AnnouncementKind.WAITING,
                         "Waiting for the starting position (rule 5.2: six winks of each "
-                        "colour behind its baseline): " + "; ".join(problems) + ".",
+                        "colour behind its baseline): " + "; ".join(problems) + ". If every "
+                        "wink is behind its baseline, the camera misread one: type s and Enter "
+                        "(or watch with --start-as-seen) to start from this view.",
                     )
                     self._said.waiting_said = problems
                 return said
-            self._board, unseen = with_unseen_winks(
-                as_starting_position(
-                    _without_misreadings_before_the_start(
-                        board, context.corners_mm, context.pot_centre_mm
-                    )
-                ),
-                None,
-            )
-            self._image = frame.image_bgr
-            seen_text = (
-                "24 winks behind their baselines"
-                if not unseen
-                else f"{24 - len(unseen)} winks behind their baselines, and "
-                f"{', '.join(unseen)} taken to be there too (not seen)"
-            )
-            say(
-                AnnouncementKind.START,
-                f"Starting position seen: {seen_text}. "
-                f"{self.record.squidge_off_winner.value.capitalize()} won the squidge-off "
-                "and plays first (rule 6).",
-            )
-            self._said.unseen = set(unseen)
+            self._start_from(board, frame.image_bgr, say, as_said=bool(problems))
             return said
 
         # The board is in the frame of the camera the analysis names (the
@@ -1273,6 +1259,82 @@ class Referee:
         if not self.over:
             said += self._next_line(label)
         return said
+
+    def start_as_said(self, t_s: float, *, label: str = "keyboard") -> list[Announcement]:
+        """Rule 5.2 on the players' word: the position in view is the starting position.
+
+        The referee waits until it sees six winks of each colour behind
+        their baselines; a misreading (a shadow taken for a wink in play, a
+        wink missed in a dim corner) can keep it waiting. On the players'
+        word the last view it waited on is taken as the start: a wink read
+        behind no baseline is taken as not seen, and every wink not seen is
+        taken to be behind its own baseline. Before any view, the next view
+        is taken so. After the start, nothing changes.
+
+        Parameters
+        ----------
+        t_s : float
+            When, seconds from the start of watching.
+        label : str
+            Where the word came from, for the announcements.
+        """
+        if self.over or self._board is not None:
+            return []
+        self._start_as_said = True
+        if self._waiting is None:
+            return []
+        said: list[Announcement] = []
+
+        def say(kind: AnnouncementKind, text: str, event: Event | None = None) -> None:
+            said.append(Announcement(kind, text, self.game_time_s(t_s), label, event))
+
+        self._start_from(*self._waiting, say, as_said=True)
+        return said
+
+    def _start_from(
+        self,
+        board: Board,
+        image_bgr: npt.NDArray[np.uint8],
+        say: Callable[[AnnouncementKind, str], None],
+        *,
+        as_said: bool,
+    ) -> None:
+        """Take ``board`` as the starting position and say so (rule 5.2).
+
+        ``as_said``: the players said it is the start (:meth:`start_as_said`)
+        though the referee did not see it as one.
+        """
+        context = self.analyzer.context
+        board = _without_misreadings_before_the_start(
+            board, context.corners_mm, context.pot_centre_mm
+        )
+        if as_said:
+            # The players say every wink is behind its baseline: one read
+            # elsewhere was misread.
+            board = board.with_winks(
+                [
+                    w
+                    for w in board.winks
+                    if w.status is WinkStatus.UNPLAYED or _behind_a_baseline(w, context.corners_mm)
+                ]
+            )
+        self._board, unseen = with_unseen_winks(as_starting_position(board), None)
+        self._image = image_bgr
+        self._waiting = None
+        seen_text = (
+            "24 winks behind their baselines"
+            if not unseen
+            else f"{24 - len(unseen)} winks behind their baselines, and "
+            f"{', '.join(unseen)} taken to be there too (not seen)"
+        )
+        how = "taken, on the players' word" if as_said else "seen"
+        say(
+            AnnouncementKind.START,
+            f"Starting position {how}: {seen_text}. "
+            f"{self.record.squidge_off_winner.value.capitalize()} won the squidge-off "
+            "and plays first (rule 6).",
+        )
+        self._said.unseen = set(unseen)
 
     def _to_play(self) -> Colour:
         turn = self.game.next_turn()

@@ -217,8 +217,12 @@ def run(
     interval_s: float = PHOTO_INTERVAL_S,
     json_output: bool = False,
     resume_path: Path | None = None,
+    start_as_seen: bool = False,
 ) -> Referee:
     """Watch a game, calling ``emit`` with each line to print as it happens.
+
+    ``start_as_seen`` takes the first view as the starting position, as the
+    players may say when the referee misreads it (:meth:`Referee.start_as_said`).
 
     Returns the referee at the end (its record and game), for callers that
     want them.
@@ -230,6 +234,11 @@ def run(
         picture, or an unusable calibration file; each message says what to
         do. Once watching has begun, a failure still leaves the record saved.
     """
+    if start_as_seen and resume_path is not None:
+        raise WatchOptionsError(
+            f"--start-as-seen with --resume {resume_path}: a resumed game has started "
+            "already; leave out --start-as-seen"
+        )
     resumed = _resumed(resume_path, squidge_off) if resume_path is not None else None
     first = (
         resumed[0].squidge_off_winner
@@ -301,6 +310,8 @@ def run(
         game = Game.from_record(record)
     referee = Referee(analyzer, game, record, record_path=record_path, frames_dir=frames_dir)
     referee.save_record()
+    if start_as_seen:
+        referee.start_as_said(0.0, label="--start-as-seen")
     settler = settler_for(analyzer, settle_s=still_s)
 
     def say(item: Announcement) -> None:
@@ -343,6 +354,9 @@ def run(
             for word in typed:
                 if word == "pass":
                     for item in referee.pass_turn(frame.t_s):
+                        say(item)
+                elif word == "start":
+                    for item in referee.start_as_said(frame.t_s):
                         say(item)
                 else:
                     emit(KEYS_HELP)
@@ -610,10 +624,19 @@ def _earlier_views_note(
 
 #: What the keyboard does while a camera is watched.
 KEYS_HELP = (
-    "Type p and Enter when a player passes (rule 11), q and Enter to stop; "
+    "Type p and Enter when a player passes (rule 11), s and Enter to start from the view "
+    "while the referee waits on a misread starting position, q and Enter to stop; "
     "the record is saved after every shot."
 )
-_WORDS = {"p": "pass", "pass": "pass", "q": "quit", "quit": "quit", "stop": "quit"}
+_WORDS = {
+    "p": "pass",
+    "pass": "pass",
+    "s": "start",
+    "start": "start",
+    "q": "quit",
+    "quit": "quit",
+    "stop": "quit",
+}
 
 
 def _keyboard() -> queue.Queue[str]:
@@ -629,7 +652,7 @@ def _keyboard() -> queue.Queue[str]:
 
 
 def _typed(keys: queue.Queue[str] | None) -> list[str]:
-    """The commands typed since the last frame: ``pass``, ``quit`` or ``help``."""
+    """The commands typed since the last frame: ``pass``, ``start``, ``quit`` or ``help``."""
     out: list[str] = []
     while keys is not None and not keys.empty():
         line = keys.get_nowait()

@@ -701,6 +701,58 @@ def test_a_wink_read_on_the_field_for_sure_still_holds_up_the_start() -> None:
     assert "green-S4 not behind the baseline" in said[0].text
 
 
+def test_on_the_players_word_the_view_waited_on_is_the_start() -> None:
+    """Rule 5.2: a shadow read as a wink in play kept the referee waiting.
+
+    On the players' word the view is the start; the misread wink is taken
+    as not seen and put behind its own baseline.
+    """
+    camera = _Camera()
+    start = _placed_start()
+    shadow = start.wink("green-S4").with_status(WinkStatus.FREE).with_position(30.0, 35.0)
+    waiting = camera.see(start.with_wink(shadow))
+    assert _kinds(waiting) == [AnnouncementKind.WAITING]
+    assert "type s and Enter" in waiting[0].text
+    said = camera.referee.start_as_said(camera.t_s)
+    assert _kinds(said) == [AnnouncementKind.START]
+    assert said[0].text.startswith("Starting position taken, on the players' word")
+    assert "green-S4 taken to be there too (not seen)" in said[0].text
+    assert camera.referee._board is not None
+    green = camera.referee._board.wink("green-S4")
+    assert green.status is WinkStatus.UNPLAYED
+    assert green.mat_xy != (30.0, 35.0)
+    # The game goes on from there: the first shot is the squidge-off winner's.
+    played = start.with_wink(start.wink("blue-L1").with_position(-500.0, 200.0))
+    played = played.with_wink(played.wink("blue-L1").with_status(WinkStatus.FREE))
+    assert camera.see(played)[0].text == "Shot 1: blue played (blue-L1 moved)."
+
+
+def test_the_players_word_before_any_view_takes_the_first_view_as_the_start() -> None:
+    # As --start-as-seen does: nothing to say yet, and the first view starts the game.
+    camera = _Camera()
+    assert camera.referee.start_as_said(0.0, label="--start-as-seen") == []
+    start = _placed_start()
+    played = start.wink("red-S2").with_status(WinkStatus.FREE).with_position(300.0, -100.0)
+    said = camera.see(start.with_wink(played))
+    assert _kinds(said) == [AnnouncementKind.START]
+    assert "red-S2 taken to be there too (not seen)" in said[0].text
+
+
+def test_the_players_word_after_the_start_changes_nothing() -> None:
+    camera = _Camera()
+    camera.see(_placed_start())
+    board = camera.referee._board
+    assert camera.referee.start_as_said(camera.t_s) == []
+    assert camera.referee._board is board
+
+
+def test_a_start_seen_whole_is_announced_as_seen_even_after_the_players_word() -> None:
+    camera = _Camera()
+    camera.referee.start_as_said(0.0)
+    said = camera.see(_placed_start())
+    assert said[0].text.startswith("Starting position seen: 24 winks behind their baselines")
+
+
 def test_a_wink_read_off_for_sure_still_holds_up_the_start() -> None:
     # Off the mat beyond doubt: the game has begun, or a wink was knocked off.
     camera = _Camera()

@@ -66,6 +66,8 @@ def _photos(folder: Path, count: int, size_px: tuple[int, int] = (40, 60)) -> Pa
         (["{dir}/notes.mp4", "--squidge-off", "blue", "--settle", "0"], "at least 0.5 s"),
         # one photo is not a game
         (["{dir}/shots/000.png", "--squidge-off", "blue"], "give the folder"),
+        # the players' word on the start, for a game that has started
+        (["{dir}/shots", "--resume", "{dir}/old.json", "--start-as-seen"], "started already"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
@@ -141,15 +143,37 @@ def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path, source: s
     assert lines[-1]["kind"] == "summary" and lines[-1]["shots"] == len(truth.shots)
 
 
+@pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
+def test_start_as_seen_takes_the_first_photo_as_the_start(tmp_path: Path) -> None:
+    """The players' word (rule 5.2) changes nothing where the start is seen whole."""
+    record_path = tmp_path / "game.json"
+    result = runner.invoke(
+        app,
+        [
+            "watch",
+            str(GAME),
+            "--squidge-off",
+            json.loads((GAME / "record.json").read_text())["squidge_off_winner"],
+            "--record",
+            str(record_path),
+            "--start-as-seen",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("Starting position seen: 24 winks behind their baselines")
+    truth = load_record(GAME / "record.json")
+    assert [s.colour for s in load_record(record_path).shots] == [s.colour for s in truth.shots]
+
+
 def test_keys_typed_while_a_camera_is_watched_are_read_as_commands() -> None:
     import queue
 
     from service.commands.watch import _typed
 
     keys: queue.Queue[str] = queue.Queue()
-    for line in ["p", "", "q", "hello"]:  # pass, an empty line, stop, a typo
+    for line in ["p", "", "s", "q", "hello"]:  # pass, an empty line, start, stop, a typo
         keys.put(line)
-    assert _typed(keys) == ["pass", "quit", "help"]
+    assert _typed(keys) == ["pass", "start", "quit", "help"]
     assert _typed(keys) == []
     assert _typed(None) == []
 
