@@ -13,11 +13,18 @@ from tools.scenegen.geometry import (
     baseline_ends,
     compute_facts,
     lowest_z,
+    mid_plane_z,
     plan_polygon,
     signed_plan_gap,
     upper_of,
 )
-from tools.scenegen.layout import flat_at, lean_on, make_layout, place_at_gap
+from tools.scenegen.layout import (
+    flat_at,
+    lean_on,
+    make_layout,
+    place_at_gap,
+    tipped_over_edge,
+)
 
 
 def _wink(wid: str, x: float, y: float, *, large: bool = False, bevel: float = 0.25) -> WinkSolid:
@@ -111,6 +118,49 @@ def test_a_wink_touching_the_pot_base_reports_the_tiny_gap() -> None:
     touching = _wink("blue-S1", 19.0 + 8.0 + 0.03, 0.0)
     facts = compute_facts([touching])
     assert facts.pot_gap["blue-S1"] == pytest.approx(0.03, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    "beyond_mm",
+    [
+        1.6,  # a fifth of a small wink's radius past the edge
+        6.5,  # most of it past: steeper
+    ],
+)
+def test_a_wink_tipped_over_the_edge_rests_on_the_felts_edge_and_the_table(
+    beyond_mm: float,
+) -> None:
+    edge_y = 457.2
+    wink = _wink("blue-S1", 0.0, 0.0)
+    tipped = tipped_over_edge(wink, (30.0, edge_y + beyond_mm), (0.0, 1.0), beyond_mm, -2.5)
+    # Its low rim on the table, 2.5 mm below the felt's top ...
+    assert lowest_z(tipped) == pytest.approx(-2.5, abs=1e-6)
+    # ... and its underside on the felt's edge, the high side over the mat.
+    n = tipped.normal
+    underside_at_edge = mid_plane_z(tipped, (30.0, edge_y)) - (tipped.thickness_mm / 2) / n[2]
+    assert underside_at_edge == pytest.approx(0.0, abs=1e-6)
+    assert n[1] > 0 and abs(n[0]) < 1e-12
+    # A thin disc's answer (the vision model): tan(t) * d + r * sin(t) = 2.5.
+    # The bevel lets the real one tip a little further.
+    thin = math.degrees(
+        next(
+            t
+            for t in np.linspace(0.0, 0.6, 60001)
+            if math.tan(t) * beyond_mm + wink.radius_mm * math.sin(t) >= 2.5
+        )
+    )
+    assert thin - 0.1 <= tipped.tilt_deg <= thin + 3.0
+
+
+def test_layout_with_tip_over_edge_has_a_wink_past_the_edge_by_less_than_its_radius() -> None:
+    for seed in range(4):
+        layout = make_layout(np.random.default_rng(seed), tip_over_edge=True)
+        (off,) = [w for w in layout.winks if w.placement == "off"]
+        x_mm, y_mm = off.centre[:2]
+        beyond = max(abs(x_mm) - 914.4, abs(y_mm) - 457.2)
+        assert 0.0 < beyond < off.radius_mm
+        assert off.tilt_deg > 3.0
+        assert lowest_z(off) == pytest.approx(layout.table_z_mm, abs=1e-6)
 
 
 def test_layout_is_deterministic_per_seed() -> None:

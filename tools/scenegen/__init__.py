@@ -82,6 +82,7 @@ def generate_scene(
     wear: bool = False,
     felt: str | None = None,
     table: str | None = None,
+    tip_over_edge: bool = False,
 ) -> GeneratedScene:
     """Lay out, photograph and describe one scene.
 
@@ -103,6 +104,9 @@ def generate_scene(
         Force the felt colour (a key of ``render.FELT_COLOURS_BGR``) or the
         table (a key of ``render.TABLES_BY_NAME``, e.g. ``"beige-wood"``).
         Changes the picture only; every other draw stays as the seed gives it.
+    tip_over_edge : bool
+        Put a wink off the mat in the scene, tipped over the mat's edge (see
+        :func:`tools.scenegen.layout.make_layout`).
 
     Raises
     ------
@@ -118,7 +122,7 @@ def generate_scene(
     if not 0.05 <= image_scale <= 4.0:
         raise ValueError(f"image_scale must be between 0.05 and 4, got {image_scale!r}")
     rng = scene_rng(profile, seed)
-    layout = make_layout(rng, start=profile == "start")
+    layout = make_layout(rng, start=profile == "start", tip_over_edge=tip_over_edge)
     disputed: dict[str, Any] | None = None
     if profile == "nomat":
         layout.mat_present = False

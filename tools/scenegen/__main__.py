@@ -36,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
         help="this table instead of the drawn one (beige-wood: a pale wooden top close to beige "
         "felt, only chosen by name)",
     )
+    parser.add_argument(
+        "--tip-over-edge",
+        action="store_true",
+        help="a wink off the mat in every scene, tipped over the mat's edge",
+    )
     args = parser.parse_args(argv)
     for seed in range(args.seed, args.seed + args.count):
         start = time.perf_counter()
@@ -46,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             wear=args.wear,
             felt=args.felt,
             table=args.table,
+            tip_over_edge=args.tip_over_edge,
         )
         jpg, _ = write_scene(scene, args.out)
         print(f"{jpg}  ({time.perf_counter() - start:.1f} s)")

@@ -157,6 +157,31 @@ def flat_at(template: WinkSolid, xy: npt.ArrayLike, base_z: float = 0.0) -> Wink
     ).with_placement(template.placement)
 
 
+def tipped_over_edge(
+    template: WinkSolid, xy: npt.ArrayLike, outward: npt.ArrayLike, beyond_mm: float, table_z: float
+) -> WinkSolid:
+    """The wink with its centre ``beyond_mm`` past the mat's edge, tipped over it.
+
+    Its underside rests on the felt's edge and its low rim on the table
+    (``table_z``, below the felt's top at 0). ``outward`` (unit, plan) points
+    off the mat, square to the edge; ``beyond_mm`` must be under the radius
+    less the bevel.
+    """
+    e = np.asarray(outward, dtype=np.float64)
+    xy = np.asarray(xy, dtype=np.float64)
+    half = template.thickness_mm / 2
+
+    def pose(tilt: float) -> WinkSolid:
+        # Tipped outwards about the edge: the underside is at 0 over the edge.
+        axis = (math.sin(tilt) * e[0], math.sin(tilt) * e[1], math.cos(tilt))
+        centre_z = half / math.cos(tilt) - beyond_mm * math.tan(tilt)
+        return template.with_pose((xy[0], xy[1], centre_z), axis)
+
+    # lowest_z falls as the wink tips further; table_z is below 0.
+    tilt = _bisect(lambda t: -lowest_z(pose(t)), 0.0, math.radians(30.0), -table_z)
+    return pose(tilt).with_placement(template.placement)
+
+
 def _bisect(f: Callable[[float], float], lo: float, hi: float, target: float) -> float:
     """Solve f(x) = target for an increasing f on [lo, hi]."""
     for _ in range(40):
@@ -339,8 +364,16 @@ def _try(placer: _Placer, build: Callable[[np.ndarray], list[WinkSolid] | None])
     return False
 
 
-def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
-    """A game in progress (or, with ``start``, the rule 5.2 starting position)."""
+def make_layout(
+    rng: np.random.Generator, *, start: bool = False, tip_over_edge: bool = False
+) -> Layout:
+    """A game in progress (or, with ``start``, the rule 5.2 starting position).
+
+    ``tip_over_edge`` puts a wink off the mat in every scene, tipped over the
+    mat's edge (its centre past the edge by less than its radius) where it
+    would straddle the edge lying flat on the felt. The other draws are
+    those of the same seed without it.
+    """
     corners = assign_corners(rng)
     templates = make_templates(rng)
     placer = _Placer(rng, corners)
@@ -503,10 +536,10 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
             pool.append(w)
 
     # Off the mat: on the table, or straddling the edge.
-    if rng.random() < 0.55 and pool:
+    if (rng.random() < 0.55 or tip_over_edge) and pool:
         w = take()
         for _ in range(60):
-            straddle = rng.random() < 0.5
+            straddle = rng.random() < 0.5 or tip_over_edge
             along = float(rng.uniform(-0.8, 0.8))
             long_edge = rng.random() < 0.6
             sign = 1.0 if rng.random() < 0.5 else -1.0
@@ -516,11 +549,20 @@ def make_layout(rng: np.random.Generator, *, start: bool = False) -> Layout:
             else:
                 out = w.radius_mm + float(rng.uniform(3.0, 120.0))
                 base_z = layout.table_z_mm
+            if tip_over_edge:
+                out = -out
             if long_edge:
                 xy = (along * HALF_LENGTH_MM * 0.8, sign * (HALF_WIDTH_MM + out))
+                outward = (0.0, sign)
             else:
                 xy = (sign * (HALF_LENGTH_MM + out), along * HALF_WIDTH_MM * 0.5)
-            cand = flat_at(w.with_placement("off"), xy, base_z=base_z)
+                outward = (sign, 0.0)
+            if tip_over_edge:
+                cand = tipped_over_edge(
+                    w.with_placement("off"), xy, outward, out, layout.table_z_mm
+                )
+            else:
+                cand = flat_at(w.with_placement("off"), xy, base_z=base_z)
             if placer.clear(cand):
                 placer.add(cand)
                 break
