@@ -3636,9 +3636,16 @@ def _assemble(
         np.abs(circles.centre_mm[:, 1]) - MAT_WIDTH_MM / 2,
     )
     clear_of_edge = outside >= circles.radius_mm + OFF_MAT_CLEAR_MM
-    ok &= ~off_mat | (
-        score >= np.where(clear_of_edge, MIN_RIM_SCORE_OFF_MAT_CLEAR, MIN_RIM_SCORE_OFF_MAT)
+    # A wink whose centre lies past the edge by less than its radius tips
+    # over it (see vision.status.centre_height_off_mat_mm): a tilted disc,
+    # whose rim no flat circle follows closely, judged as one on the mat.
+    tipped = (outside > 0.0) & (outside < circles.radius_mm)
+    bar = np.where(
+        clear_of_edge,
+        MIN_RIM_SCORE_OFF_MAT_CLEAR,
+        np.where(tipped, MIN_RIM_SCORE, MIN_RIM_SCORE_OFF_MAT),
     )
+    ok &= ~off_mat | (score >= bar)
     # One wink can be seeded twice (two peaks in one blob): keep the better fit.
     # So can a wink whose shading passes for another colour (a dark green
     # one olive, seeded as yellow too): two winks of one size cannot both

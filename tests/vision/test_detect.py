@@ -682,6 +682,30 @@ def test_sample_image_wink_alone_on_the_table_is_found() -> None:
 
 
 @pytest.mark.parametrize(
+    ("profile", "seed"),
+    [
+        ("overhead", 40410),  # a large yellow wink 4.5 mm past the long edge, tipped 14 degrees
+        ("overhead", 40401),  # a large yellow wink 2.6 mm past it, tipped 15 degrees
+        ("oblique", 40500),  # a small yellow wink past the short edge, tipped 20 degrees
+    ],
+)
+def test_a_wink_tipped_over_the_mats_edge_is_found(tmp_path, profile: str, seed: int) -> None:
+    # Its rim, a tilted disc's, fits no flat circle as tightly as a wink
+    # lying flat on the table must (generated with --tip-over-edge).
+    from tools.groundtruth import load_scene
+    from tools.scenegen import generate_scene, write_scene
+
+    jpg, js = write_scene(generate_scene(profile, seed, tip_over_edge=True), tmp_path)
+    scene = load_scene(js)
+    (tipped,) = [w for w in scene.winks if w.status is WinkStatus.OFF]
+    found = detect_winks(cv2.imread(str(jpg)), scene.camera)
+    best, dist = _nearest(found, tipped.mat_xy_mm)
+    assert dist < 2.0, tipped.id
+    assert found.colour[best] is tipped.colour
+    assert found.size[best] is tipped.size
+
+
+@pytest.mark.parametrize(
     "name",
     [
         "overhead_00103",  # a green wink against a clear pot's foot
