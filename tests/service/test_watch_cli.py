@@ -8,7 +8,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from rules.engine import replay_record
 from rules.record import load_record
@@ -107,6 +107,15 @@ def test_the_default_record_is_named_by_the_time() -> None:
 GAME = Path(__file__).resolve().parents[2] / "sample_images" / "game_00101"
 
 
+def _watch_bundled(source: Path, record_path: Path, *options: str) -> Result:
+    """``winkref watch`` on the bundled game (or its video), which must succeed."""
+    squidge_off = json.loads((GAME / "record.json").read_text())["squidge_off_winner"]
+    args = ["watch", str(source), "--squidge-off", squidge_off, "--record", str(record_path)]
+    result = runner.invoke(app, [*args, *options])
+    assert result.exit_code == 0, result.output
+    return result
+
+
 @pytest.mark.skipif(not GAME.is_dir(), reason="the bundled game is made by tools.scenegen.game")
 @pytest.mark.parametrize(
     "source",
@@ -118,19 +127,7 @@ GAME = Path(__file__).resolve().parents[2] / "sample_images" / "game_00101"
 def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path, source: str) -> None:
     """Each shot is given to the engine once, of the colour whose turn it was."""
     record_path = tmp_path / "game.json"
-    result = runner.invoke(
-        app,
-        [
-            "watch",
-            str(GAME / source) if source else str(GAME),
-            "--squidge-off",
-            json.loads((GAME / "record.json").read_text())["squidge_off_winner"],
-            "--record",
-            str(record_path),
-            "--json",
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    result = _watch_bundled(GAME / source if source else GAME, record_path, "--json")
     lines = [json.loads(line) for line in result.output.splitlines()]
     assert lines[0]["kind"] == "start"
     truth = load_record(GAME / "record.json")
@@ -147,19 +144,7 @@ def test_the_bundled_game_is_refereed_as_it_was_played(tmp_path: Path, source: s
 def test_start_as_seen_takes_the_first_photo_as_the_start(tmp_path: Path) -> None:
     """The players' word (rule 5.2) changes nothing where the start is seen whole."""
     record_path = tmp_path / "game.json"
-    result = runner.invoke(
-        app,
-        [
-            "watch",
-            str(GAME),
-            "--squidge-off",
-            json.loads((GAME / "record.json").read_text())["squidge_off_winner"],
-            "--record",
-            str(record_path),
-            "--start-as-seen",
-        ],
-    )
-    assert result.exit_code == 0, result.output
+    result = _watch_bundled(GAME, record_path, "--start-as-seen")
     assert result.output.startswith("Starting position seen: 24 winks behind their baselines")
     truth = load_record(GAME / "record.json")
     assert [s.colour for s in load_record(record_path).shots] == [s.colour for s in truth.shots]
