@@ -351,8 +351,9 @@ def watch(
         bool,
         typer.Option(
             "--start-as-seen",
-            help="Take the first view as the starting position (rule 5.2), every wink "
-            "behind its baseline, when the referee keeps waiting on a misread one.",
+            help="Take the first still view as the starting position (rule 5.2), every "
+            "wink behind its own baseline, when the referee keeps waiting on a misread one; "
+            "the video or photos must begin with the starting position.",
         ),
     ] = False,
 ) -> None:

@@ -762,6 +762,13 @@ def _behind_a_baseline(wink: Wink, corners_mm: Mapping[Colour, Sequence[float]])
     return any(bool(behind[0]) for behind in behind_baselines([wink.mat_xy], corners_mm).values())
 
 
+def _behind_own_baseline(wink: Wink, corners_mm: Mapping[Colour, Sequence[float]]) -> bool:
+    """Whether the wink's centre lies behind its own colour's baseline (rule 5.2)."""
+    if wink.mat_xy is None:
+        return False
+    return bool(behind_baselines([wink.mat_xy], corners_mm)[wink.colour][0])
+
+
 def _restored(moved: Sequence[str], board: Board, rules_board: Board) -> list[str]:
     """``moved`` when each of them now stands as the rules engine has it, else [].
 
@@ -1131,8 +1138,9 @@ class Referee:
                         AnnouncementKind.WAITING,
                         "Waiting for the starting position (rule 5.2: six winks of each "
                         "colour behind its baseline): " + "; ".join(problems) + ". If every "
-                        "wink is behind its baseline, the camera misread one: type s and Enter "
-                        "(or watch with --start-as-seen) to start from this view.",
+                        "wink is behind its own baseline, the camera misread one: to start from "
+                        "this view, type s and Enter at a camera, or watch the video or photos "
+                        "again with --start-as-seen.",
                     )
                     self._said.waiting_said = problems
                 return said
@@ -1267,9 +1275,10 @@ class Referee:
         their baselines; a misreading (a shadow taken for a wink in play, a
         wink missed in a dim corner) can keep it waiting. On the players'
         word the last view it waited on is taken as the start: a wink read
-        behind no baseline is taken as not seen, and every wink not seen is
-        taken to be behind its own baseline. Before any view, the next view
-        is taken so. After the start, nothing changes.
+        behind no baseline, or behind another colour's, is taken as not seen,
+        and every wink not seen is taken to be behind its own baseline.
+        Before any view, the next view is taken so. After the start, nothing
+        changes.
 
         Parameters
         ----------
@@ -1309,14 +1318,10 @@ class Referee:
             board, context.corners_mm, context.pot_centre_mm
         )
         if as_said:
-            # The players say every wink is behind its baseline: one read
-            # elsewhere was misread.
+            # The players say every wink is behind its own baseline: one read
+            # elsewhere (another colour's corner too) was misread.
             board = board.with_winks(
-                [
-                    w
-                    for w in board.winks
-                    if w.status is WinkStatus.UNPLAYED or _behind_a_baseline(w, context.corners_mm)
-                ]
+                [w for w in board.winks if _behind_own_baseline(w, context.corners_mm)]
             )
         self._board, unseen = with_unseen_winks(as_starting_position(board), None)
         self._image = image_bgr

@@ -113,7 +113,12 @@ from vision.colour import (
 )
 from vision.detections import WinkDetections
 from vision.fit import CircleFits, arc_fractions, fit_circles
-from vision.status import MAT_THICKNESS_MM, POT_FLOOR_RADIUS_MM, pot_floor_seen_px
+from vision.status import (
+    MAT_THICKNESS_MM,
+    POT_FLOOR_RADIUS_MM,
+    beyond_mat_mm,
+    pot_floor_seen_px,
+)
 
 FloatArray = npt.NDArray[np.float64]
 _Array = TypeVar("_Array", bound=npt.NDArray[Any])
@@ -3639,7 +3644,9 @@ def _assemble(
     # A wink whose centre lies past the edge by less than its radius tips
     # over it (see vision.status.centre_height_off_mat_mm): a tilted disc,
     # whose rim no flat circle follows closely, judged as one on the mat.
-    tipped = (outside > 0.0) & (outside < circles.radius_mm)
+    # (Past a corner, by its distance to the corner.)
+    beyond = beyond_mat_mm(circles.centre_mm)
+    tipped = (beyond > 0.0) & (beyond < circles.radius_mm)
     bar = np.where(
         clear_of_edge,
         MIN_RIM_SCORE_OFF_MAT_CLEAR,

@@ -98,7 +98,7 @@ def beyond_mat_edge_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike) -> Fl
     return np.maximum(np.abs(pts[:, 0]) + r - HALF_LENGTH_MM, np.abs(pts[:, 1]) + r - HALF_WIDTH_MM)
 
 
-def _beyond_mat_mm(mat_xy_mm: npt.ArrayLike) -> FloatArray:
+def beyond_mat_mm(mat_xy_mm: npt.ArrayLike) -> FloatArray:
     """How far each point lies outside the mat's rectangle, mm: to the nearest felt, 0 on it."""
     pts = np.atleast_2d(np.asarray(mat_xy_mm, dtype=float))
     out_x = np.maximum(np.abs(pts[:, 0]) - HALF_LENGTH_MM, 0.0)
@@ -132,7 +132,7 @@ def centre_height_off_mat_mm(mat_xy_mm: npt.ArrayLike, radius_mm: npt.ArrayLike)
     (N,) ndarray
         0 or negative, mm.
     """
-    beyond = _beyond_mat_mm(mat_xy_mm)
+    beyond = beyond_mat_mm(mat_xy_mm)
     r = np.broadcast_to(np.asarray(radius_mm, dtype=float), beyond.shape)
     return -np.where(beyond >= r, MAT_THICKNESS_MM, _tipped_drop_mm(beyond, r))
 
@@ -181,20 +181,20 @@ def base_z_off_mat_mm(
     top = np.broadcast_to(np.asarray(top_z_mm, dtype=float), (len(image_xy),))
     r = np.broadcast_to(np.asarray(radius_mm, dtype=float), (len(image_xy),))
     base = np.zeros(len(image_xy))
-    off = _beyond_mat_mm(camera.image_to_mat(image_xy, top)) > 0.0
+    off = beyond_mat_mm(camera.image_to_mat(image_xy, top)) > 0.0
     if not off.any():
         return base
     xy, top, r = image_xy[off], top[off], r[off]
     # A wink against the mat's side lies exactly a radius out: a hair's
     # rounding must not make it fit neither reading.
-    table_fits = _beyond_mat_mm(camera.image_to_mat(xy, top - MAT_THICKNESS_MM)) >= r - 0.05
+    table_fits = beyond_mat_mm(camera.image_to_mat(xy, top - MAT_THICKNESS_MM)) >= r - 0.05
     drop = np.zeros(len(xy))
     for _ in range(TIPPED_STEPS):
-        drop = _tipped_drop_mm(_beyond_mat_mm(camera.image_to_mat(xy, top - drop)), r)
+        drop = _tipped_drop_mm(beyond_mat_mm(camera.image_to_mat(xy, top - drop)), r)
     plan = camera.image_to_mat(xy, top - drop)
     # Tipped where it then lies less than a radius out, else flat on the table.
     settled = centre_height_off_mat_mm(plan, r)
-    tipped_fits = _beyond_mat_mm(plan) < r
+    tipped_fits = beyond_mat_mm(plan) < r
     base[off] = np.where(table_fits & tipped_fits, (settled - MAT_THICKNESS_MM) / 2, settled)
     return base
 

@@ -234,17 +234,17 @@ def run(
         picture, or an unusable calibration file; each message says what to
         do. Once watching has begun, a failure still leaves the record saved.
     """
-    if start_as_seen and resume_path is not None:
-        raise WatchOptionsError(
-            f"--start-as-seen with --resume {resume_path}: a resumed game has started "
-            "already; leave out --start-as-seen"
-        )
     resumed = _resumed(resume_path, squidge_off) if resume_path is not None else None
     first = (
         resumed[0].squidge_off_winner
         if resumed is not None
         else parse_colour(squidge_off, option="--squidge-off")
     )
+    if start_as_seen and resumed is not None and last_recorded_board(resumed[0]) is not None:
+        raise WatchOptionsError(
+            f"--start-as-seen with --resume {str(resume_path)!r}: that game has started "
+            "already (its record holds shots); leave out --start-as-seen"
+        )
     fmt: GameFormat = parse_format(game_format or GameFormat.PAIRS.value)
     ruleset_name = ruleset or "etwa-2012"
     get_ruleset(ruleset_name)  # an unknown name is refused before the camera opens
@@ -356,8 +356,15 @@ def run(
                     for item in referee.pass_turn(frame.t_s):
                         say(item)
                 elif word == "start":
-                    for item in referee.start_as_said(frame.t_s):
+                    started = referee.start_as_said(frame.t_s)
+                    for item in started:
                         say(item)
+                    if not started:
+                        emit(
+                            "The game has started: s changes nothing."
+                            if referee.started
+                            else "The next still view will be taken as the starting position."
+                        )
                 else:
                     emit(KEYS_HELP)
             settled = settler.update(frame.image_bgr, frame.t_s)

@@ -720,11 +720,31 @@ def test_on_the_players_word_the_view_waited_on_is_the_start() -> None:
     assert camera.referee._board is not None
     green = camera.referee._board.wink("green-S4")
     assert green.status is WinkStatus.UNPLAYED
-    assert green.mat_xy != (30.0, 35.0)
+    # Not seen: no place, and found wherever it is seen next.
+    assert green.mat_xy is None
+    assert Doubt.HIDDEN in green.doubts
     # The game goes on from there: the first shot is the squidge-off winner's.
     played = start.with_wink(start.wink("blue-L1").with_position(-500.0, 200.0))
     played = played.with_wink(played.wink("blue-L1").with_status(WinkStatus.FREE))
     assert camera.see(played)[0].text == "Shot 1: blue played (blue-L1 moved)."
+
+
+def test_on_the_players_word_a_wink_read_in_another_colours_corner_is_not_seen() -> None:
+    """Rule 5.2: each colour's winks start behind its own baseline."""
+    camera = _Camera()
+    start = _placed_start()
+    shadow = start.wink("green-S4").with_status(WinkStatus.FREE).with_position(30.0, 35.0)
+    green_x, green_y = DEFAULT_CORNERS_MM[Colour.GREEN]
+    astray = start.wink("red-S2").with_position(
+        green_x - np.sign(green_x) * 60.0, green_y - np.sign(green_y) * 60.0
+    )
+    assert _kinds(camera.see(start.with_wink(shadow).with_wink(astray))) == [
+        AnnouncementKind.WAITING
+    ]
+    said = camera.referee.start_as_said(camera.t_s)
+    assert "green-S4, red-S2 taken to be there too (not seen)" in said[0].text
+    assert camera.referee._board is not None
+    assert camera.referee._board.wink("red-S2").mat_xy is None
 
 
 def test_the_players_word_before_any_view_takes_the_first_view_as_the_start() -> None:

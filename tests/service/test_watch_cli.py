@@ -66,8 +66,6 @@ def _photos(folder: Path, count: int, size_px: tuple[int, int] = (40, 60)) -> Pa
         (["{dir}/notes.mp4", "--squidge-off", "blue", "--settle", "0"], "at least 0.5 s"),
         # one photo is not a game
         (["{dir}/shots/000.png", "--squidge-off", "blue"], "give the folder"),
-        # the players' word on the start, for a game that has started
-        (["{dir}/shots", "--resume", "{dir}/old.json", "--start-as-seen"], "started already"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
@@ -148,6 +146,41 @@ def test_start_as_seen_takes_the_first_photo_as_the_start(tmp_path: Path) -> Non
     assert result.output.startswith("Starting position seen: 24 winks behind their baselines")
     truth = load_record(GAME / "record.json")
     assert [s.colour for s in load_record(record_path).shots] == [s.colour for s in truth.shots]
+
+
+@pytest.mark.parametrize(
+    ("shots", "refused"),
+    [
+        (1, True),  # a shot recorded: the game has started, the players' word is too late
+        (0, False),  # stopped while waiting for the start: the word still applies
+    ],
+)
+def test_start_as_seen_with_resume_is_refused_only_once_the_game_has_started(
+    tmp_path: Path, shots: int, refused: bool
+) -> None:
+    from rules.board import Colour, WinkStatus, starting_board
+    from rules.record import GameRecord, ShotRecord
+
+    start = starting_board()
+    played = start.with_wink(
+        start.wink("blue-L1").with_position(-500.0, 200.0).with_status(WinkStatus.FREE)
+    )
+    record = GameRecord(
+        squidge_off_winner=Colour.BLUE,
+        shots=(ShotRecord(t=0.0, colour=Colour.BLUE, board=played),)[:shots],
+    )
+    record_path = tmp_path / "game.json"
+    record_path.write_text(json.dumps(record.model_dump(mode="json", by_alias=True)))
+    _photos(tmp_path / "shots", 2, size_px=(300, 400))
+    result = runner.invoke(
+        app,
+        ["watch", str(tmp_path / "shots"), "--resume", str(record_path), "--start-as-seen"],
+    )
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    # Refused at once, or let through to the photos, which hold no mat.
+    assert ("has started already" in result.output) is refused
+    assert refused or "mat" in result.output
 
 
 def test_keys_typed_while_a_camera_is_watched_are_read_as_commands() -> None:

@@ -105,8 +105,9 @@ def generate_scene(
         table (a key of ``render.TABLES_BY_NAME``, e.g. ``"beige-wood"``).
         Changes the picture only; every other draw stays as the seed gives it.
     tip_over_edge : bool
-        Put a wink off the mat in the scene, tipped over the mat's edge (see
-        :func:`tools.scenegen.layout.make_layout`).
+        Put a wink off the mat, tipped over the mat's edge, in a game in
+        progress (see :func:`tools.scenegen.layout.make_layout`); the scene
+        then differs from the same seed's without it.
 
     Raises
     ------

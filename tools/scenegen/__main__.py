@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tip-over-edge",
         action="store_true",
-        help="a wink off the mat in every scene, tipped over the mat's edge",
+        help="a wink off the mat, tipped over the mat's edge (not in the start profile)",
     )
     args = parser.parse_args(argv)
     for seed in range(args.seed, args.seed + args.count):

@@ -166,7 +166,18 @@ def tipped_over_edge(
     (``table_z``, below the felt's top at 0). ``outward`` (unit, plan) points
     off the mat, square to the edge; ``beyond_mm`` must be under the radius
     less the bevel.
+
+    Raises
+    ------
+    ValueError
+        When ``beyond_mm`` is not between 0 and the radius less the bevel, or
+        no tilt up to 45 degrees brings the low rim down to the table.
     """
+    if not 0.0 < beyond_mm < template.radius_mm - template.bevel_mm:
+        raise ValueError(
+            f"beyond_mm {beyond_mm!r}: a wink tips over the edge only with its centre past it "
+            f"by less than its radius less the bevel ({template.radius_mm - template.bevel_mm} mm)"
+        )
     e = np.asarray(outward, dtype=np.float64)
     xy = np.asarray(xy, dtype=np.float64)
     half = template.thickness_mm / 2
@@ -178,8 +189,13 @@ def tipped_over_edge(
         return template.with_pose((xy[0], xy[1], centre_z), axis)
 
     # lowest_z falls as the wink tips further; table_z is below 0.
-    tilt = _bisect(lambda t: -lowest_z(pose(t)), 0.0, math.radians(30.0), -table_z)
-    return pose(tilt).with_placement(template.placement)
+    tilt = _bisect(lambda t: -lowest_z(pose(t)), 0.0, math.radians(45.0), -table_z)
+    tipped = pose(tilt)
+    if abs(lowest_z(tipped) - table_z) > 1e-6:
+        raise ValueError(
+            f"a wink {beyond_mm} mm past the edge cannot reach a table {-table_z} mm down"
+        )
+    return tipped.with_placement(template.placement)
 
 
 def _bisect(f: Callable[[float], float], lo: float, hi: float, target: float) -> float:
@@ -369,10 +385,10 @@ def make_layout(
 ) -> Layout:
     """A game in progress (or, with ``start``, the rule 5.2 starting position).
 
-    ``tip_over_edge`` puts a wink off the mat in every scene, tipped over the
-    mat's edge (its centre past the edge by less than its radius) where it
-    would straddle the edge lying flat on the felt. The other draws are
-    those of the same seed without it.
+    ``tip_over_edge`` puts a wink off the mat in a game in progress (not in
+    the starting position), tipped over the mat's edge: its centre past the
+    edge by less than its radius. A scene so made is not the same seed's
+    scene without it; without it, every draw is as it always was.
     """
     corners = assign_corners(rng)
     templates = make_templates(rng)
